@@ -1,0 +1,98 @@
+package dev.locksmith.provisioning;
+
+import dev.locksmith.schema.LocksmithSchema;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The provisioning step of code generation, run by {@code exec:java} in the Maven JVM just
+ * before {@code jooq-codegen-maven}: obtains a server, creates a uniquely named scratch
+ * database, applies the changelog, and writes a jOOQ code generation configuration pointing
+ * at it. The scratch database (and an embedded server) is dropped when the Maven JVM exits,
+ * whether generation succeeded or not.
+ *
+ * <p>Arguments: the configuration file to write, the target directory for generated sources,
+ * and the target package.
+ */
+public final class CodegenDatabase {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CodegenDatabase.class);
+
+    /** Liquibase logs each change set at INFO through java.util.logging; keep build logs short. */
+    private static final java.util.logging.Logger LIQUIBASE_LOG = java.util.logging.Logger.getLogger("liquibase");
+
+    static {
+        LIQUIBASE_LOG.setLevel(java.util.logging.Level.WARNING);
+    }
+
+    private CodegenDatabase() {
+    }
+
+    /** Entry point for {@code exec:java}; see the class comment for the arguments. */
+    public static void main(String[] args) throws IOException {
+        if (args.length != 3) {
+            throw new IllegalArgumentException("usage: CodegenDatabase <config file> <target directory> <package>");
+        }
+        PostgresServer server = PostgresServer.start();
+        try {
+            ScratchDatabase database = server.scratch("locksmith_codegen").create("schema");
+            LocksmithSchema.migrate(database.dataSource());
+            Path config = Path.of(args[0]);
+            Files.createDirectories(config.toAbsolutePath().getParent());
+            Files.writeString(config, configuration(database, args[1], args[2]), StandardCharsets.UTF_8);
+            LOG.info("locksmith: codegen database {} migrated; jOOQ configuration at {}", database.name(), config);
+        } catch (RuntimeException | IOException e) {
+            server.close();
+            throw e;
+        }
+        // Left open on purpose: jooq-codegen-maven reads this database next. The server's
+        // shutdown hook drops the scratch database when the Maven JVM exits.
+    }
+
+    static String configuration(ScratchDatabase database, String targetDirectory, String packageName) {
+        return """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <configuration xmlns="http://www.jooq.org/xsd/jooq-codegen-3.19.0.xsd">
+                  <jdbc>
+                    <driver>org.postgresql.Driver</driver>
+                    <url>%s</url>
+                    <user>%s</user>
+                    <password>%s</password>
+                  </jdbc>
+                  <generator>
+                    <name>org.jooq.codegen.JavaGenerator</name>
+                    <database>
+                      <name>org.jooq.meta.postgres.PostgresDatabase</name>
+                      <inputSchema>public</inputSchema>
+                      <outputSchemaToDefault>true</outputSchemaToDefault>
+                      <includes>.*</includes>
+                      <excludes>databasechangelog|databasechangeloglock</excludes>
+                    </database>
+                    <generate>
+                      <records>true</records>
+                      <pojos>false</pojos>
+                      <daos>false</daos>
+                      <javaTimeTypes>true</javaTimeTypes>
+                      <globalObjectReferences>true</globalObjectReferences>
+                      <generatedAnnotation>false</generatedAnnotation>
+                      <comments>true</comments>
+                    </generate>
+                    <target>
+                      <packageName>%s</packageName>
+                      <directory>%s</directory>
+                      <clean>true</clean>
+                    </target>
+                  </generator>
+                </configuration>
+                """.formatted(xml(database.jdbcUrl()), xml(database.user()),
+                xml(database.password() == null ? "" : database.password()), xml(packageName), xml(targetDirectory));
+    }
+
+    private static String xml(String text) {
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+}

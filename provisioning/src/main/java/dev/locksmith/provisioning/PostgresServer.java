@@ -1,0 +1,281 @@
+package dev.locksmith.provisioning;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * A PostgreSQL server obtained in the one shared way (see {@link ServerSettings}): an explicit
+ * server, else Testcontainers when Docker answers, else embedded PostgreSQL.
+ *
+ * <p>The server is used only through databases created for this run ({@link #scratch(String)});
+ * nothing is written to the database named in an explicit URL. Closing the server drops every
+ * scratch database still open and stops a server this process started. A JVM shutdown hook
+ * does the same if {@link #close()} was never called, so a failed run leaves nothing behind.
+ */
+public final class PostgresServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresServer.class);
+
+    /** Image used on the Testcontainers path; pinned to the embedded major version. */
+    public static final String CONTAINER_IMAGE = "postgres:17-alpine";
+
+    private final Source source;
+    private final String adminJdbcUrl;
+    private final String user;
+    private final String password;
+    private final String version;
+    private final AutoCloseable owned;
+    private final List<ScratchDatabases> scratchSets = new CopyOnWriteArrayList<>();
+    private final Thread shutdownHook;
+    private volatile boolean closed;
+
+    private PostgresServer(Source source, String adminJdbcUrl, String user, String password, AutoCloseable owned) {
+        this.source = source;
+        this.adminJdbcUrl = adminJdbcUrl;
+        this.user = user;
+        this.password = password;
+        this.owned = owned;
+        this.version = queryVersion();
+        this.shutdownHook = new Thread(this::closeQuietly, "locksmith-postgres-cleanup");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    /** Obtains a server as this process's environment says; logs which source it used. */
+    public static PostgresServer start() {
+        return start(ServerSettings.fromEnvironment());
+    }
+
+    /**
+     * Obtains a server as {@code settings} say; logs which source it used.
+     *
+     * @throws NoPostgresServerException at once when no source works, naming all three
+     */
+    public static PostgresServer start(ServerSettings settings) {
+        return start(settings, PostgresServer::dockerAvailable);
+    }
+
+    static PostgresServer start(ServerSettings settings, BooleanSupplier dockerAvailable) {
+        Objects.requireNonNull(settings, "settings");
+        List<String> failures = new ArrayList<>();
+        List<Source> plan = ResolutionPlan.plan(settings, dockerAvailable);
+        if (!plan.contains(Source.TESTCONTAINERS) && settings.jdbcUrl().isEmpty() && settings.forced().isEmpty()) {
+            failures.add(Source.TESTCONTAINERS.description() + ": skipped, no Docker engine answered");
+        }
+        for (Source source : plan) {
+            try {
+                PostgresServer server = startFrom(source, settings);
+                LOG.info("locksmith: using {} -> {} ({})", source.description(), server.redactedUrl(), server.version());
+                return server;
+            } catch (RuntimeException | Error e) {
+                LOG.warn("locksmith: {} failed: {}", source.description(), e.toString());
+                failures.add(source.description() + ": " + e);
+            }
+        }
+        throw new NoPostgresServerException(failures);
+    }
+
+    private static PostgresServer startFrom(Source source, ServerSettings settings) {
+        switch (source) {
+            case EXPLICIT:
+                return new PostgresServer(source, settings.jdbcUrl().orElseThrow(), settings.user(),
+                        settings.password(), null);
+            case TESTCONTAINERS: {
+                PostgreSQLContainer container = new PostgreSQLContainer(DockerImageName.parse(CONTAINER_IMAGE))
+                        .withCommand("postgres", "-c", "max_connections=300");
+                container.start();
+                try {
+                    return new PostgresServer(source, container.getJdbcUrl(), container.getUsername(),
+                            container.getPassword(), container::stop);
+                } catch (RuntimeException e) {
+                    container.stop();
+                    throw e;
+                }
+            }
+            case EMBEDDED: {
+                // Our shutdown hook owns the embedded server: zonky's hook would race with the
+                // scratch-database cleanup, and under exec:java it runs after the plugin closed
+                // its class loader, so it could not load the classes it needs. For the same
+                // reason the data directory is deleted with plain JDK calls.
+                java.io.File dataDirectory;
+                EmbeddedPostgres embedded;
+                try {
+                    dataDirectory = java.nio.file.Files.createTempDirectory("locksmith-embedded-pg").toFile();
+                    embedded = EmbeddedPostgres.builder()
+                            .setDataDirectory(dataDirectory)
+                            .setCleanDataDirectory(false)
+                            .setRegisterShutdownHook(false)
+                            .setServerConfig("max_connections", "300")
+                            .start();
+                } catch (java.io.IOException e) {
+                    throw new IllegalStateException("embedded PostgreSQL did not start: " + e.getMessage(), e);
+                }
+                AutoCloseable stop = () -> {
+                    try {
+                        embedded.close();
+                    } finally {
+                        deleteRecursively(dataDirectory);
+                    }
+                };
+                try {
+                    return new PostgresServer(source, embedded.getJdbcUrl("postgres", "postgres"), "postgres",
+                            null, stop);
+                } catch (RuntimeException e) {
+                    closeOwned(stop);
+                    throw e;
+                }
+            }
+            default:
+                throw new IllegalStateException("unknown source " + source);
+        }
+    }
+
+    static boolean dockerAvailable() {
+        try {
+            return DockerClientFactory.instance().isDockerAvailable();
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Which of the three ways this server came from. */
+    public Source source() {
+        return source;
+    }
+
+    /** The server's {@code version()} string. */
+    public String version() {
+        return version;
+    }
+
+    /** The user scratch databases are created and accessed as. */
+    public String user() {
+        return user;
+    }
+
+    /** The password for {@link #user()}, or null when the server trusts the connection. */
+    public String password() {
+        return password;
+    }
+
+    /** The JDBC URL of {@code database} on this server. */
+    public String jdbcUrl(String database) {
+        return dataSourceFor(database).getUrl();
+    }
+
+    /** A non-pooled data source for {@code database} on this server. */
+    public DataSource dataSource(String database) {
+        return dataSourceFor(database);
+    }
+
+    /** The administrative URL with any password parameter removed, for logs. */
+    public String redactedUrl() {
+        return adminJdbcUrl.replaceAll("(?i)password=[^&]*", "password=***");
+    }
+
+    /**
+     * A new set of scratch databases on this server, all named with {@code prefix} and a
+     * unique run id. Closing this server closes the set too.
+     */
+    public ScratchDatabases scratch(String prefix) {
+        ScratchDatabases set = new ScratchDatabases(this, prefix);
+        scratchSets.add(set);
+        return set;
+    }
+
+    /** Opens a connection to the database named in the administrative URL. */
+    Connection adminConnection() throws SQLException {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(adminJdbcUrl);
+        ds.setUser(user);
+        if (password != null) {
+            ds.setPassword(password);
+        }
+        return ds.getConnection();
+    }
+
+    private PGSimpleDataSource dataSourceFor(String database) {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(adminJdbcUrl);
+        ds.setDatabaseName(database);
+        ds.setUser(user);
+        if (password != null) {
+            ds.setPassword(password);
+        }
+        return ds;
+    }
+
+    private String queryVersion() {
+        try (Connection c = adminConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT current_setting('server_version')")) {
+            rs.next();
+            return "PostgreSQL " + rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot connect to " + redactedUrl() + " as " + user + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Drops every scratch database still open, then stops the server if this process started it. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // Called from the hook itself, or during shutdown: nothing to remove.
+        }
+        for (ScratchDatabases set : scratchSets) {
+            set.close();
+        }
+        closeOwned(owned);
+    }
+
+    private void closeQuietly() {
+        try {
+            close();
+        } catch (RuntimeException e) {
+            LOG.warn("locksmith: cleanup at exit failed: {}", e.toString());
+        }
+    }
+
+    private static void deleteRecursively(java.io.File file) {
+        java.io.File[] children = file.listFiles();
+        if (children != null) {
+            for (java.io.File child : children) {
+                deleteRecursively(child);
+            }
+        }
+        if (!file.delete() && file.exists()) {
+            LOG.warn("locksmith: could not delete {}", file);
+        }
+    }
+
+    private static void closeOwned(AutoCloseable owned) {
+        if (owned == null) {
+            return;
+        }
+        try {
+            owned.close();
+        } catch (Exception e) {
+            LOG.warn("locksmith: stopping the server failed: {}", e.toString());
+        }
+    }
+}

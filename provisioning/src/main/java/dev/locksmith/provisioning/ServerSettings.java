@@ -1,0 +1,76 @@
+package dev.locksmith.provisioning;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+
+/**
+ * What the environment says about which PostgreSQL to use. System properties win over
+ * environment variables, so one Maven or java invocation can override a shell's setting.
+ *
+ * <table>
+ *   <caption>Recognised settings</caption>
+ *   <tr><th>Environment</th><th>System property</th><th>Meaning</th></tr>
+ *   <tr><td>LOCKSMITH_JDBC_URL</td><td>locksmith.jdbc.url</td>
+ *       <td>JDBC URL of an existing server; its database is used only to create and drop
+ *       scratch databases</td></tr>
+ *   <tr><td>LOCKSMITH_JDBC_USER</td><td>locksmith.jdbc.user</td><td>user (default postgres)</td></tr>
+ *   <tr><td>LOCKSMITH_JDBC_PASSWORD</td><td>locksmith.jdbc.password</td><td>password (default none)</td></tr>
+ *   <tr><td>LOCKSMITH_DB_SOURCE</td><td>locksmith.db.source</td>
+ *       <td>force one source: explicit, testcontainers or embedded</td></tr>
+ * </table>
+ *
+ * @param jdbcUrl the explicit server's URL, if one was given
+ * @param user the user for the explicit server
+ * @param password the password for the explicit server, or null
+ * @param forced a source the user insists on, if any
+ */
+public record ServerSettings(Optional<String> jdbcUrl, String user, String password, Optional<Source> forced) {
+
+    public ServerSettings {
+        Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+        Objects.requireNonNull(user, "user");
+        Objects.requireNonNull(forced, "forced");
+    }
+
+    /** Reads the settings of this process. */
+    public static ServerSettings fromEnvironment() {
+        return from(System.getenv(), System.getProperties());
+    }
+
+    /** Reads settings from the given environment and system properties. */
+    public static ServerSettings from(Map<String, String> env, Properties properties) {
+        Optional<String> url = read(env, properties, "LOCKSMITH_JDBC_URL", "locksmith.jdbc.url");
+        String user = read(env, properties, "LOCKSMITH_JDBC_USER", "locksmith.jdbc.user").orElse("postgres");
+        String password = read(env, properties, "LOCKSMITH_JDBC_PASSWORD", "locksmith.jdbc.password").orElse(null);
+        Optional<Source> forced = read(env, properties, "LOCKSMITH_DB_SOURCE", "locksmith.db.source")
+                .map(ServerSettings::parseSource);
+        url.ifPresent(u -> {
+            if (!u.startsWith("jdbc:postgresql:")) {
+                throw new IllegalArgumentException(
+                        "LOCKSMITH_JDBC_URL / locksmith.jdbc.url must be a jdbc:postgresql: URL, was " + u);
+            }
+        });
+        return new ServerSettings(url, user, password, forced);
+    }
+
+    private static Optional<String> read(Map<String, String> env, Properties properties, String envName,
+            String propertyName) {
+        String value = properties.getProperty(propertyName);
+        if (value == null || value.isBlank()) {
+            value = env.get(envName);
+        }
+        return value == null || value.isBlank() ? Optional.empty() : Optional.of(value.trim());
+    }
+
+    private static Source parseSource(String value) {
+        try {
+            return Source.valueOf(value.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("LOCKSMITH_DB_SOURCE / locksmith.db.source must be one of "
+                    + "explicit, testcontainers, embedded; was " + value, e);
+        }
+    }
+}
