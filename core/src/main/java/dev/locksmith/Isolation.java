@@ -1,0 +1,22 @@
+package dev.locksmith;
+
+/** Transaction isolation levels, set with {@code SET TRANSACTION} as a transaction's first statement. */
+public enum Isolation {
+    /** PostgreSQL's default; no statement is issued. */
+    READ_COMMITTED(null),
+    /** Snapshot isolation; may fail with {@link SerializationFailureException} on write conflicts. */
+    REPEATABLE_READ("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
+    /** Serializable snapshot isolation; may fail with {@link SerializationFailureException}. */
+    SERIALIZABLE("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+
+    private final String statement;
+
+    Isolation(String statement) {
+        this.statement = statement;
+    }
+
+    /** The fixed statement that selects this level, or null for the default. */
+    String statement() {
+        return statement;
+    }
+}

@@ -1,0 +1,167 @@
+package dev.locksmith;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+import org.jooq.Record2;
+import org.jooq.SelectForStep;
+import org.jooq.SelectForUpdateWaitStep;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * How long a locking statement may wait for a row lock another transaction holds. One value
+ * type used by every repository.
+ *
+ * <ul>
+ *   <li>{@link #forever()}: wait until the holder ends (subject only to whatever
+ *       {@code lock_timeout} the session or role already has; locksmith issues nothing);</li>
+ *   <li>{@link #upTo(Duration)}: wait at most that long, then fail with
+ *       {@link LockNotAvailableException}. Implemented with a transaction-scoped
+ *       {@code set_config('lock_timeout', ..., true)} around the locking statement and put
+ *       back to its previous value after it, so neither later statements of the transaction
+ *       nor the pooled connection afterwards see it;</li>
+ *   <li>{@link #noWait()}: {@code NOWAIT}, fail at once with {@link LockNotAvailableException};</li>
+ *   <li>{@link #skipLocked()}: {@code SKIP LOCKED}, silently pass over locked rows (so a lookup
+ *       of one row returns empty when it is locked).</li>
+ * </ul>
+ *
+ * <p>A failed lock wait aborts the caller's transaction, as any PostgreSQL error does.
+ */
+public final class LockWait {
+
+    /** The four kinds of wait. */
+    public enum Kind {
+        /** Wait as long as it takes. */
+        FOREVER,
+        /** Wait up to a bound, then fail. */
+        BOUNDED,
+        /** Fail at once if the lock is held. */
+        NO_WAIT,
+        /** Skip rows whose lock is held. */
+        SKIP_LOCKED
+    }
+
+    private static final LockWait FOREVER = new LockWait(Kind.FOREVER, null);
+    private static final LockWait NO_WAIT = new LockWait(Kind.NO_WAIT, null);
+    private static final LockWait SKIP_LOCKED = new LockWait(Kind.SKIP_LOCKED, null);
+
+    private final Kind kind;
+    private final Duration bound;
+
+    private LockWait(Kind kind, Duration bound) {
+        this.kind = kind;
+        this.bound = bound;
+    }
+
+    /** Wait until the lock is free. */
+    public static LockWait forever() {
+        return FOREVER;
+    }
+
+    /**
+     * Wait at most {@code bound} (rounded up to whole milliseconds; PostgreSQL's resolution).
+     *
+     * @throws IllegalArgumentException if the bound is not positive
+     */
+    public static LockWait upTo(Duration bound) {
+        Objects.requireNonNull(bound, "bound");
+        if (bound.isNegative() || bound.isZero()) {
+            throw new IllegalArgumentException("lock wait bound must be positive, was " + bound);
+        }
+        if (bound.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
+            throw new IllegalArgumentException("lock wait bound must be at most " + Integer.MAX_VALUE
+                    + " ms (PostgreSQL's limit), was " + bound);
+        }
+        return new LockWait(Kind.BOUNDED, bound);
+    }
+
+    /** Fail at once when the lock is held ({@code NOWAIT}). */
+    public static LockWait noWait() {
+        return NO_WAIT;
+    }
+
+    /** Skip locked rows ({@code SKIP LOCKED}). */
+    public static LockWait skipLocked() {
+        return SKIP_LOCKED;
+    }
+
+    /** Which kind of wait this is. */
+    public Kind kind() {
+        return kind;
+    }
+
+    /** The bound of a {@link Kind#BOUNDED} wait. */
+    public Optional<Duration> bound() {
+        return Optional.ofNullable(bound);
+    }
+
+    /**
+     * The bound in whole milliseconds, rounded up (the value given to {@code lock_timeout});
+     * only for {@link Kind#BOUNDED}.
+     */
+    public long boundMillis() {
+        long millis = bound.toMillis();
+        return bound.minusMillis(millis).isZero() ? millis : millis + 1;
+    }
+
+    /**
+     * Adds this wait's clause to a {@code FOR UPDATE}/{@code FOR NO KEY UPDATE}/{@code FOR SHARE}
+     * select: {@code NOWAIT}, {@code SKIP LOCKED}, or nothing (forever and bounded waits).
+     */
+    public <R extends Record> SelectForStep<R> applyTo(SelectForUpdateWaitStep<R> select) {
+        switch (kind) {
+            case NO_WAIT:
+                return select.noWait();
+            case SKIP_LOCKED:
+                return select.skipLocked();
+            default:
+                return select;
+        }
+    }
+
+    /**
+     * Runs a locking statement in {@code tx} under this wait. For a bounded wait the
+     * transaction's {@code lock_timeout} is set for the statement and put back afterwards
+     * (both with {@code set_config(..., true)}, so nothing outlives the transaction); other
+     * kinds run the statement as it is. Database errors come back translated.
+     */
+    public <T> T run(DSLContext tx, Supplier<T> lockingStatement) {
+        Objects.requireNonNull(tx, "tx");
+        Objects.requireNonNull(lockingStatement, "lockingStatement");
+        if (kind != Kind.BOUNDED) {
+            return PgErrors.translating(lockingStatement);
+        }
+        return PgErrors.translating(() -> {
+            Record2<String, String> previous = tx.select(
+                            DSL.function("current_setting", SQLDataType.VARCHAR, DSL.val("lock_timeout")),
+                            setLocal("lock_timeout", Long.toString(boundMillis())))
+                    .fetchSingle();
+            T result = lockingStatement.get();
+            tx.select(setLocal("lock_timeout", previous.value1())).fetchSingle();
+            return result;
+        });
+    }
+
+    private static org.jooq.Field<String> setLocal(String setting, String value) {
+        return DSL.function("set_config", SQLDataType.VARCHAR, DSL.val(setting), DSL.val(value), DSL.inline(true));
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof LockWait that && kind == that.kind && Objects.equals(bound, that.bound);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(kind, bound);
+    }
+
+    @Override
+    public String toString() {
+        return kind == Kind.BOUNDED ? "LockWait.upTo(" + bound + ")" : "LockWait." + kind;
+    }
+}

@@ -1,0 +1,148 @@
+package dev.locksmith;
+
+import java.sql.SQLException;
+import java.util.function.Supplier;
+import org.jooq.exception.DataAccessException;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
+
+/**
+ * The one place that maps PostgreSQL SQLStates to locksmith's exception types. Repositories,
+ * the retry loop and the lock audit all go through here.
+ *
+ * <table>
+ *   <caption>Mapping</caption>
+ *   <tr><th>SQLState</th><th>Type</th></tr>
+ *   <tr><td>40P01</td><td>{@link DeadlockException}</td></tr>
+ *   <tr><td>40001</td><td>{@link SerializationFailureException}</td></tr>
+ *   <tr><td>55P03</td><td>{@link LockNotAvailableException}</td></tr>
+ *   <tr><td>23505</td><td>{@link UniqueViolationException}</td></tr>
+ *   <tr><td>23514</td><td>{@link CheckViolationException}</td></tr>
+ *   <tr><td>other 23xxx</td><td>{@link ConstraintViolationException}</td></tr>
+ *   <tr><td>57014</td><td>{@link StatementTimeoutException}</td></tr>
+ *   <tr><td>25P02</td><td>{@link TransactionAbortedException}</td></tr>
+ *   <tr><td>57P01, 57P02, 57P03, 08xxx</td><td>{@link ConnectionTerminatedException}</td></tr>
+ *   <tr><td>anything else</td><td>{@link DatabaseException}</td></tr>
+ * </table>
+ */
+public final class PgErrors {
+
+    public static final String DEADLOCK_DETECTED = "40P01";
+    public static final String SERIALIZATION_FAILURE = "40001";
+    public static final String LOCK_NOT_AVAILABLE = "55P03";
+    public static final String UNIQUE_VIOLATION = "23505";
+    public static final String CHECK_VIOLATION = "23514";
+    public static final String QUERY_CANCELED = "57014";
+    public static final String IN_FAILED_SQL_TRANSACTION = "25P02";
+    public static final String ADMIN_SHUTDOWN = "57P01";
+
+    private PgErrors() {
+    }
+
+    /**
+     * Translates {@code failure} into a {@link LocksmithException}. A LocksmithException is
+     * returned as it is; anything else is classified by the first SQLState found along its
+     * cause chain, and kept as the cause. A failure with no SQLState becomes a
+     * {@link DatabaseException} with a null SQLState.
+     */
+    public static LocksmithException translate(Throwable failure) {
+        if (failure instanceof LocksmithException locksmith) {
+            return locksmith;
+        }
+        SQLException sql = findSqlException(failure);
+        String state = sql == null ? null : sql.getSQLState();
+        String message = sql == null ? String.valueOf(failure.getMessage()) : sql.getMessage();
+        String constraint = constraintOf(sql);
+        if (state == null) {
+            return new DatabaseException(message, null, failure);
+        }
+        switch (state) {
+            case DEADLOCK_DETECTED:
+                return new DeadlockException(message, state, failure);
+            case SERIALIZATION_FAILURE:
+                return new SerializationFailureException(message, state, failure);
+            case LOCK_NOT_AVAILABLE:
+                return new LockNotAvailableException(message, state, failure);
+            case UNIQUE_VIOLATION:
+                return new UniqueViolationException(message, state, constraint, failure);
+            case CHECK_VIOLATION:
+                return new CheckViolationException(message, state, constraint, failure);
+            case QUERY_CANCELED:
+                return new StatementTimeoutException(message, state, failure);
+            case IN_FAILED_SQL_TRANSACTION:
+                return new TransactionAbortedException(message, state, failure);
+            case ADMIN_SHUTDOWN:
+            case "57P02":
+            case "57P03":
+                return new ConnectionTerminatedException(message, state, failure);
+            default:
+                if (state.startsWith("08")) {
+                    return new ConnectionTerminatedException(message, state, failure);
+                }
+                if (state.startsWith("23")) {
+                    return new ConstraintViolationException(message, state, constraint, failure);
+                }
+                return new DatabaseException(message, state, failure);
+        }
+    }
+
+    /**
+     * Whether {@code failure} came from the database (a jOOQ {@link DataAccessException} or
+     * anything carrying a {@link SQLException}) or is already a {@link LocksmithException}.
+     * Other exceptions, such as a caller's own, are not translated by locksmith.
+     */
+    public static boolean isDatabaseError(Throwable failure) {
+        return failure instanceof LocksmithException
+                || failure instanceof DataAccessException
+                || findSqlException(failure) != null;
+    }
+
+    /**
+     * Rethrows {@code failure} translated when it is a database error, and as it is otherwise.
+     * Declared to return an exception so callers can write {@code throw rethrow(e)}.
+     */
+    public static RuntimeException rethrow(RuntimeException failure) {
+        throw isDatabaseError(failure) ? translate(failure) : failure;
+    }
+
+    /**
+     * Runs {@code work}; database errors leave it translated with {@link #translate(Throwable)},
+     * other runtime exceptions unchanged. Repositories wrap their statements in this so callers
+     * only ever see locksmith types for database failures.
+     */
+    public static <T> T translating(Supplier<T> work) {
+        try {
+            return work.get();
+        } catch (RuntimeException e) {
+            throw rethrow(e);
+        }
+    }
+
+    /** The first SQLException with a SQLState along the cause chain, else the first one, else null. */
+    static SQLException findSqlException(Throwable failure) {
+        SQLException first = null;
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql) {
+                if (sql.getSQLState() != null) {
+                    return sql;
+                }
+                if (first == null) {
+                    first = sql;
+                }
+                SQLException next = sql.getNextException();
+                if (next != null && next.getSQLState() != null) {
+                    return next;
+                }
+            }
+        }
+        return first;
+    }
+
+    private static String constraintOf(SQLException sql) {
+        if (sql instanceof PSQLException psql) {
+            ServerErrorMessage server = psql.getServerErrorMessage();
+            return server == null ? null : server.getConstraint();
+        }
+        return null;
+    }
+}

@@ -1,0 +1,12 @@
+package dev.locksmith;
+
+/** A statement ran in a transaction that an earlier error had already aborted ({@code 25P02}). Roll back; the earlier error is the one to look at. */
+public class TransactionAbortedException extends LocksmithException {
+    private static final long serialVersionUID = 1L;
+
+    /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
+    public TransactionAbortedException(String message, String sqlState, Throwable cause) {
+        super(message, sqlState, cause);
+    }
+
+}
