@@ -1,0 +1,96 @@
+package dev.locksmith.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.provisioning.ScratchDatabase;
+import dev.locksmith.schema.AppliedChangeSet;
+import dev.locksmith.schema.LocksmithSchema;
+import java.util.List;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
+class SchemaMigrationTest {
+
+    static final int CHANGE_SETS = 8;
+
+    static final Set<String> TABLES =
+            Set.of("channel_accounts", "jobs", "accounts", "lock_wait_event", "deadlock_event");
+
+    private ScratchDatabase database;
+    private DSLContext dsl;
+
+    @BeforeEach
+    void emptyDatabase() {
+        database = TestPostgres.freshEmpty("migration");
+        dsl = DSL.using(database.dataSource(), SQLDialect.POSTGRES);
+    }
+
+    @AfterEach
+    void dropDatabase() {
+        TestPostgres.drop(database);
+    }
+
+    private List<String> locksmithTables() {
+        return dsl.fetchValues(
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' "
+                        + "AND table_name::text = ANY(?) ORDER BY 1",
+                (Object) TABLES.toArray(String[]::new)).stream().map(String::valueOf).toList();
+    }
+
+    /** Every column of the public schema with its type and default: the shape to compare. */
+    private List<String> schemaShape() {
+        return dsl.fetch("SELECT table_name || '.' || column_name || ':' || data_type || ':' "
+                        + "|| coalesce(column_default, '') FROM information_schema.columns "
+                        + "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position")
+                .getValues(0, String.class);
+    }
+
+    @Test
+    void appliesToAnEmptyDatabaseAndAgainIsANoOp() {
+        List<AppliedChangeSet> first = LocksmithSchema.migrate(database.dataSource());
+        assertThat(first).extracting(AppliedChangeSet::id).containsExactly(
+                "001-channel-accounts", "002-jobs", "003-accounts", "004-lock-wait-event", "005-deadlock-event",
+                "006-channel-accounts-slot", "007-audit-retention-index", "008-hot-table-autovacuum");
+        assertThat(first).allSatisfy(c -> assertThat(c.file()).startsWith("locksmith/"));
+        assertThat(locksmithTables()).containsExactlyInAnyOrderElementsOf(TABLES);
+        List<String> shape = schemaShape();
+
+        List<AppliedChangeSet> second = LocksmithSchema.migrate(database.dataSource());
+
+        assertThat(second).isEmpty();
+        assertThat(schemaShape()).isEqualTo(shape);
+        assertThat(LocksmithSchema.appliedChangeSets(database.dataSource())).hasSize(CHANGE_SETS);
+    }
+
+    @Test
+    void rollingBackEveryChangeSetLeavesNoLocksmithTable() {
+        LocksmithSchema.migrate(database.dataSource());
+
+        List<AppliedChangeSet> remaining = LocksmithSchema.rollback(database.dataSource(), CHANGE_SETS);
+
+        assertThat(remaining).isEmpty();
+        assertThat(locksmithTables()).isEmpty();
+        // and it can be applied again from there
+        assertThat(LocksmithSchema.migrate(database.dataSource())).hasSize(CHANGE_SETS);
+        assertThat(locksmithTables()).hasSize(5);
+    }
+
+    @Test
+    void twoMigratorsStartedTogetherBothFinishAndApplyEachChangeSetOnce() throws Exception {
+        DataSource ds = database.dataSource();
+
+        List<List<AppliedChangeSet>> applied = Concurrently.run(2, 120, thread -> LocksmithSchema.migrate(ds));
+
+        assertThat(applied.get(0).size() + applied.get(1).size()).isEqualTo(CHANGE_SETS);
+        assertThat(LocksmithSchema.appliedChangeSets(ds)).extracting(AppliedChangeSet::id).doesNotHaveDuplicates()
+                .hasSize(CHANGE_SETS);
+        assertThat(locksmithTables()).containsExactlyInAnyOrderElementsOf(TABLES);
+    }
+}
