@@ -1,0 +1,20 @@
+package dev.locksmith.accounts;
+
+import dev.locksmith.LocksmithException;
+
+/** No account has the given id. */
+public final class AccountNotFoundException extends LocksmithException {
+    private static final long serialVersionUID = 1L;
+
+    private final long accountId;
+
+    AccountNotFoundException(long accountId) {
+        super("no account with id " + accountId);
+        this.accountId = accountId;
+    }
+
+    /** The id that was looked for. */
+    public long accountId() {
+        return accountId;
+    }
+}

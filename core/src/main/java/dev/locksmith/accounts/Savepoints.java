@@ -1,0 +1,38 @@
+package dev.locksmith.accounts;
+
+import dev.locksmith.PgErrors;
+import java.sql.Savepoint;
+import java.util.function.Supplier;
+import org.jooq.DSLContext;
+
+/**
+ * Runs several statements inside the caller's open transaction as one unit: if any fails,
+ * only this unit is rolled back (to a savepoint), and the caller's transaction stays usable.
+ * Uses the JDBC connection directly so it works whoever manages the transaction (jOOQ,
+ * Spring, plain JDBC).
+ */
+final class Savepoints {
+
+    private Savepoints() {
+    }
+
+    /** Runs {@code body} under a savepoint of the caller's open transaction (checked by the caller). */
+    static <T> T unit(DSLContext tx, Supplier<T> body) {
+        return PgErrors.translating(() -> tx.connectionResult(connection -> {
+            Savepoint savepoint = connection.setSavepoint();
+            T result;
+            try {
+                result = body.get();
+            } catch (RuntimeException | Error e) {
+                try {
+                    connection.rollback(savepoint);
+                } catch (java.sql.SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            }
+            connection.releaseSavepoint(savepoint);
+            return result;
+        }));
+    }
+}
