@@ -1,0 +1,20 @@
+package dev.locksmith.jobs;
+
+import java.util.List;
+import org.jooq.DSLContext;
+
+/**
+ * The work a {@link TransactionalWorker} does for a batch of jobs, inside the transaction that
+ * claimed (deleted) them: the work and the removal commit together, and if the handler throws,
+ * the transaction rolls back and every job of the batch is back in the queue.
+ */
+@FunctionalInterface
+public interface BatchJobHandler {
+
+    /**
+     * Does the work for {@code jobs} (one to the worker's batch size, in claim order).
+     *
+     * @param tx the open transaction that claimed them
+     */
+    void handle(List<Job> jobs, DSLContext tx) throws Exception;
+}

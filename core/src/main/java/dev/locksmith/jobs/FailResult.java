@@ -1,0 +1,23 @@
+package dev.locksmith.jobs;
+
+import java.time.OffsetDateTime;
+import java.util.Optional;
+
+/**
+ * What {@link JobQueue#fail} did.
+ *
+ * @param outcome retried later, failed for good, or refused because the caller's lease is gone
+ * @param retryAt when a retried job becomes claimable again
+ */
+public record FailResult(Outcome outcome, Optional<OffsetDateTime> retryAt) {
+
+    /** The three outcomes. */
+    public enum Outcome {
+        /** Back to {@code pending}, claimable again at {@link FailResult#retryAt()}. */
+        RETRY_SCHEDULED,
+        /** {@code max_attempts} reached: now {@code failed}. */
+        FAILED,
+        /** The caller no longer holds the lease (expired and rescued, cancelled, deleted); nothing changed. */
+        LEASE_LOST
+    }
+}

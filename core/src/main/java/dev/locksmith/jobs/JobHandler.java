@@ -1,0 +1,24 @@
+package dev.locksmith.jobs;
+
+import org.jooq.DSLContext;
+
+/**
+ * The work a {@link JobWorker} does for one job. It runs inside a transaction that also
+ * completes the job: database writes made through {@code tx} commit together with the
+ * completion, and are rolled back if the handler throws or the worker has lost the lease
+ * meanwhile. Side effects outside the database may happen more than once (leased mode is at
+ * least once) and should be idempotent.
+ */
+@FunctionalInterface
+public interface JobHandler {
+
+    /**
+     * Does the work. Throwing marks the attempt failed: the job is retried with backoff, or
+     * fails for good after {@code max_attempts}; the exception's message goes to
+     * {@code last_error}.
+     *
+     * @param job the leased job
+     * @param tx the open transaction the completion will commit in
+     */
+    void handle(Job job, DSLContext tx) throws Exception;
+}

@@ -1,0 +1,448 @@
+package dev.locksmith.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+
+import dev.locksmith.PgErrors;
+import dev.locksmith.Transactions;
+import dev.locksmith.codegen.tables.records.JobsRecord;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Row3;
+import org.jooq.SelectLimitPercentStep;
+import org.jooq.impl.DSL;
+import org.jooq.types.DayToSecond;
+
+/**
+ * A PostgreSQL job queue over the {@code jobs} table, claiming with {@code FOR UPDATE SKIP
+ * LOCKED} so that concurrent workers never wait on each other's rows and never take the same
+ * job. Two ways to consume:
+ *
+ * <ul>
+ *   <li><b>Transactional</b> ({@link #claimInTransaction(DSLContext, Claim)}): the claim deletes
+ *       the jobs inside the caller's open transaction; the caller's work and the removal commit
+ *       together, and a rollback or a crash puts the jobs back. Exactly once for work done in the
+ *       same database. The claimed rows stay locked (invisible to other claimers, who skip them)
+ *       until the transaction ends, so keep it short.</li>
+ *   <li><b>Leased</b> ({@link #claim(Claim, Duration, String)}): one statement moves jobs to
+ *       {@code running} with a lease ({@code locked_until = now() + lease}); the worker then
+ *       {@linkplain #complete completes}, {@linkplain #fail fails} (retried with exponential
+ *       backoff up to {@code max_attempts}) or {@linkplain #heartbeat extends} it. A lease that
+ *       expires is returned to {@code pending} by {@link #rescueExpired()}. At least once: use it
+ *       for side effects outside the database, and make them idempotent.</li>
+ * </ul>
+ *
+ * <p>Every lease transition checks ownership: the {@link Job} returned by a claim is the lease
+ * token, and a transition applies only while the row still has that worker and attempt number.
+ * A worker whose lease expired and was rescued gets {@code false} / {@link FailResult.Outcome#LEASE_LOST},
+ * never a silent success.
+ *
+ * <p>All times come from the database clock ({@code now()}), so several JVMs agree. Bad input
+ * fails with {@link IllegalArgumentException} or {@link NullPointerException} before anything is
+ * written. Thread-safe; share one instance.
+ */
+public final class JobQueue {
+
+    /** The {@code LISTEN}/{@code NOTIFY} channel; the payload is the queue name. */
+    public static final String CHANNEL = "locksmith_jobs";
+
+    private static final String PENDING = JobStatus.PENDING.dbValue();
+    private static final String RUNNING = JobStatus.RUNNING.dbValue();
+    private static final List<String> LIVE = List.of(PENDING, RUNNING);
+    private static final List<String> FINISHED =
+            List.of(JobStatus.DONE.dbValue(), JobStatus.FAILED.dbValue(), JobStatus.CANCELLED.dbValue());
+    private static final int MAX_ERROR_LENGTH = 10_000;
+    private static final int RESCUE_BATCH = 1000;
+
+    private final DSLContext dsl;
+    private final JobQueueConfig config;
+
+    /** A queue on {@code dsl} with {@link JobQueueConfig#defaults()}. */
+    public JobQueue(DSLContext dsl) {
+        this(dsl, JobQueueConfig.defaults());
+    }
+
+    /** A queue on {@code dsl}; {@code dsl} runs the operations that open their own transactions. */
+    public JobQueue(DSLContext dsl, JobQueueConfig config) {
+        this.dsl = Objects.requireNonNull(dsl, "dsl");
+        this.config = Objects.requireNonNull(config, "config");
+    }
+
+    /** The settings in force. */
+    public JobQueueConfig config() {
+        return config;
+    }
+
+    // ------------------------------------------------------------------ enqueue
+
+    /**
+     * Enqueues {@code job} in the caller's transaction (or auto-commits when there is none).
+     * With a unique key that a live job of the queue already has, nothing is inserted and the
+     * existing job's id is returned; concurrent enqueues of the same key race safely on the
+     * partial unique index.
+     *
+     * @return the new job's id, or the existing live job's id
+     */
+    public long enqueue(DSLContext tx, NewJob job) {
+        return enqueueAll(tx, List.of(Objects.requireNonNull(job, "job"))).get(0);
+    }
+
+    /**
+     * Enqueues {@code jobs} with one multi-row {@code INSERT} in the caller's transaction.
+     *
+     * @return one id per job, in the order given (existing ids for live duplicates of a unique key)
+     */
+    public List<Long> enqueueAll(DSLContext tx, List<NewJob> jobs) {
+        Objects.requireNonNull(tx, "tx");
+        Objects.requireNonNull(jobs, "jobs");
+        jobs.forEach(j -> Objects.requireNonNull(j, "jobs must not contain null"));
+        if (jobs.isEmpty()) {
+            return List.of();
+        }
+        return PgErrors.translating(() -> {
+            List<Long> ids = Enqueuer.insert(tx, jobs);
+            if (config.notifyOnEnqueue()) {
+                Set<String> queues = new LinkedHashSet<>();
+                jobs.forEach(j -> queues.add(j.queue()));
+                for (String queue : queues) {
+                    tx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue))).fetch();
+                }
+            }
+            return ids;
+        });
+    }
+
+    // ------------------------------------------------------------------ transactional claim
+
+    /** {@link #claimInTransaction(DSLContext, Claim)} of up to {@code n} jobs of {@code queue}. */
+    public List<Job> claimInTransaction(DSLContext tx, String queue, int n) {
+        return claimInTransaction(tx, Claim.of(queue, n));
+    }
+
+    /**
+     * Deletes and returns up to {@code claim.limit()} due jobs in the caller's open transaction:
+     * {@code DELETE FROM jobs WHERE id IN (SELECT id ... ORDER BY priority, run_at, id LIMIT n
+     * FOR UPDATE SKIP LOCKED) RETURNING *}. Jobs other transactions are claiming are skipped, not
+     * waited for; an empty list means nothing is claimable right now. The deletion commits with
+     * the caller's work; a rollback or crash restores the jobs.
+     *
+     * @return the claimed jobs in claim order
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode (the claim would commit
+     *     before the work)
+     */
+    public List<Job> claimInTransaction(DSLContext tx, Claim claim) {
+        Objects.requireNonNull(claim, "claim");
+        Transactions.requireOpen(tx, "claimInTransaction");
+        return PgErrors.translating(() -> sorted(tx.deleteFrom(JOBS)
+                .where(JOBS.ID.in(claimable(tx, claim)))
+                .returning()
+                .fetch()));
+    }
+
+    // ------------------------------------------------------------------ leased claim
+
+    /** {@link #claim(Claim, Duration, String)} of up to {@code n} jobs of {@code queue}. */
+    public List<Job> claim(String queue, int n, Duration lease, String workerId) {
+        return claim(Claim.of(queue, n), lease, workerId);
+    }
+
+    /**
+     * Leases up to {@code claim.limit()} due jobs to {@code workerId} in one auto-committed
+     * statement: {@code status = 'running'}, {@code locked_until = now() + lease},
+     * {@code attempts + 1}. Never waits for rows other claimers hold.
+     *
+     * @return the leased jobs in claim order; each is the token for its later transitions
+     */
+    public List<Job> claim(Claim claim, Duration lease, String workerId) {
+        Objects.requireNonNull(claim, "claim");
+        Field<OffsetDateTime> until = after(requirePositive("lease", lease));
+        NewJob.requireName("workerId", workerId, 128);
+        return PgErrors.translating(() -> sorted(dsl.update(JOBS)
+                .set(JOBS.STATUS, RUNNING)
+                .set(JOBS.LOCKED_BY, workerId)
+                .set(JOBS.LOCKED_UNTIL, until)
+                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(1))
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(JOBS.ID.in(claimable(dsl, claim)))
+                .returning()
+                .fetch()));
+    }
+
+    /**
+     * Extends the lease of a job the caller still holds to {@code now() + lease}.
+     *
+     * @return false when the lease is gone (rescued, cancelled, completed); nothing changed then
+     */
+    public boolean heartbeat(Job job, Duration lease) {
+        Field<OffsetDateTime> until = after(requirePositive("lease", lease));
+        Condition owned = owned(job);
+        return PgErrors.translating(() -> dsl.update(JOBS)
+                .set(JOBS.LOCKED_UNTIL, until)
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(owned)
+                .execute()) == 1;
+    }
+
+    /**
+     * Completes a leased job in the caller's transaction (so it commits with the caller's
+     * writes): deletes it, or keeps it as {@code done} when {@link JobQueueConfig#keepCompleted()}.
+     *
+     * @return false when the caller no longer holds the lease; nothing changed then
+     */
+    public boolean complete(DSLContext tx, Job job) {
+        return completeAll(tx, List.of(Objects.requireNonNull(job, "job"))) == 1;
+    }
+
+    /**
+     * Completes many leased jobs with one statement in the caller's transaction.
+     *
+     * @return how many were completed; jobs whose lease the caller lost are left alone
+     */
+    public int completeAll(DSLContext tx, Collection<Job> jobs) {
+        Objects.requireNonNull(tx, "tx");
+        Objects.requireNonNull(jobs, "jobs");
+        if (jobs.isEmpty()) {
+            return 0;
+        }
+        List<Row3<Long, String, Integer>> tokens = new ArrayList<>(jobs.size());
+        for (Job job : jobs) {
+            requireLeased(job);
+            tokens.add(DSL.row(job.id(), job.lockedBy(), job.attempts()));
+        }
+        Condition owned = JOBS.STATUS.eq(RUNNING).and(DSL.row(JOBS.ID, JOBS.LOCKED_BY, JOBS.ATTEMPTS).in(tokens));
+        return PgErrors.translating(() -> config.keepCompleted()
+                ? tx.update(JOBS)
+                        .set(JOBS.STATUS, JobStatus.DONE.dbValue())
+                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .setNull(JOBS.LOCKED_BY)
+                        .setNull(JOBS.LOCKED_UNTIL)
+                        .where(owned).execute()
+                : tx.deleteFrom(JOBS).where(owned).execute());
+    }
+
+    /**
+     * Records a failure of a leased job in the caller's transaction: back to {@code pending}
+     * after an exponential backoff with jitter ({@link JobQueueConfig#retryBackoff()}), or
+     * {@code failed} once {@code max_attempts} is reached. {@code last_error} keeps the message.
+     */
+    public FailResult fail(DSLContext tx, Job job, String error) {
+        Objects.requireNonNull(tx, "tx");
+        Condition owned = owned(job);
+        String message = error == null ? "" : error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error;
+        boolean lastAttempt = job.attempts() >= job.maxAttempts();
+        Duration delay = config.retryBackoff().delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
+        return PgErrors.translating(() -> {
+            var update = tx.update(JOBS)
+                    .set(JOBS.LAST_ERROR, message)
+                    .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                    .setNull(JOBS.LOCKED_BY)
+                    .setNull(JOBS.LOCKED_UNTIL);
+            Optional<JobsRecord> row = (lastAttempt
+                    ? update.set(JOBS.STATUS, JobStatus.FAILED.dbValue()).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                    : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
+                    .where(owned).returning().fetchOptional();
+            if (row.isEmpty()) {
+                return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
+            }
+            return lastAttempt
+                    ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                    : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.get().getRunAt()));
+        });
+    }
+
+    /**
+     * Gives a leased job back without counting the attempt (a worker shutting down): it is
+     * {@code pending} again at once.
+     *
+     * @return false when the caller no longer held the lease
+     */
+    public boolean release(Job job) {
+        Condition owned = owned(job);
+        return PgErrors.translating(() -> dsl.update(JOBS)
+                .set(JOBS.STATUS, PENDING)
+                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .setNull(JOBS.LOCKED_BY)
+                .setNull(JOBS.LOCKED_UNTIL)
+                .where(owned)
+                .execute()) == 1;
+    }
+
+    /**
+     * Cancels a pending or running job in the caller's transaction. A worker still running it
+     * will find its lease gone.
+     *
+     * @return false when the job is already finished or does not exist
+     */
+    public boolean cancel(DSLContext tx, long id) {
+        return PgErrors.translating(() -> tx.update(JOBS)
+                .set(JOBS.STATUS, JobStatus.CANCELLED.dbValue())
+                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .setNull(JOBS.LOCKED_BY)
+                .setNull(JOBS.LOCKED_UNTIL)
+                .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(LIVE)))
+                .execute()) == 1;
+    }
+
+    /**
+     * Returns running jobs whose lease has expired to {@code pending} (or to {@code failed} when
+     * they have used all their attempts), in batches of 1,000 skipping rows being changed right
+     * now. Safe to run from every worker at once.
+     *
+     * @return how many jobs were rescued
+     */
+    public int rescueExpired() {
+        int total = 0;
+        int batch;
+        do {
+            Condition exhausted = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
+            batch = PgErrors.translating(() -> dsl.update(JOBS)
+                    .set(JOBS.STATUS, DSL.when(exhausted, JobStatus.FAILED.dbValue()).otherwise(PENDING))
+                    .set(JOBS.FINISHED_AT, DSL.when(exhausted, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT))
+                    .set(JOBS.LAST_ERROR, DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired")))
+                    .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                    .setNull(JOBS.LOCKED_BY)
+                    .setNull(JOBS.LOCKED_UNTIL)
+                    .where(JOBS.ID.in(dsl.select(JOBS.ID).from(JOBS)
+                            .where(JOBS.STATUS.eq(RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
+                            .limit(RESCUE_BATCH).forUpdate().skipLocked()))
+                    .execute());
+            total += batch;
+        } while (batch == RESCUE_BATCH);
+        return total;
+    }
+
+    // ------------------------------------------------------------------ reads and maintenance
+
+    /** The job, if its row still exists. Takes no lock. */
+    public Optional<Job> find(DSLContext tx, long id) {
+        return PgErrors.translating(() -> tx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(Job::from));
+    }
+
+    /**
+     * Deletes {@code done}, {@code failed} and {@code cancelled} jobs that finished more than
+     * {@code age} ago, {@code batchSize} rows per auto-committed statement, so that retention
+     * never holds many locks or a long transaction.
+     *
+     * @return how many rows were deleted
+     */
+    public int deleteFinishedOlderThan(Duration age, int batchSize) {
+        Duration minAge = Objects.requireNonNull(age, "age");
+        if (minAge.isNegative()) {
+            throw new IllegalArgumentException("age must not be negative, was " + age);
+        }
+        if (batchSize < 1 || batchSize > 100_000) {
+            throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
+        }
+        int total = 0;
+        int batch;
+        do {
+            batch = PgErrors.translating(() -> dsl.deleteFrom(JOBS).where(JOBS.ID.in(dsl.select(JOBS.ID).from(JOBS)
+                    .where(JOBS.STATUS.in(FINISHED))
+                    .and(JOBS.FINISHED_AT.lt(DSL.currentOffsetDateTime().minus(DSL.val(DayToSecond.valueOf(minAge)))))
+                    .limit(batchSize)))
+                    .execute());
+            total += batch;
+        } while (batch == batchSize);
+        return total;
+    }
+
+    /** Row counts per queue and status, and the age of each queue's oldest due pending job. */
+    public List<QueueStats> stats() {
+        return PgErrors.translating(() -> {
+            Map<String, Map<JobStatus, Long>> counts = new java.util.TreeMap<>();
+            dsl.select(JOBS.QUEUE, JOBS.STATUS, DSL.count()).from(JOBS).groupBy(JOBS.QUEUE, JOBS.STATUS).fetch()
+                    .forEach(r -> counts.computeIfAbsent(r.value1(), q -> new EnumMap<>(JobStatus.class))
+                            .put(JobStatus.fromDb(r.value2()), r.value3().longValue()));
+            Map<String, Duration> oldest = new HashMap<>();
+            dsl.select(JOBS.QUEUE, DSL.min(JOBS.RUN_AT), DSL.currentOffsetDateTime()).from(JOBS)
+                    .where(JOBS.STATUS.eq(PENDING).and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime())))
+                    .groupBy(JOBS.QUEUE).fetch()
+                    .forEach(r -> oldest.put(r.value1(), Duration.between(r.value2(), r.value3())));
+            List<QueueStats> result = new ArrayList<>();
+            counts.forEach((queue, byStatus) ->
+                    result.add(new QueueStats(queue, Map.copyOf(byStatus), Optional.ofNullable(oldest.get(queue)))));
+            return result;
+        });
+    }
+
+    // ------------------------------------------------------------------ SQL pieces
+
+    /** Ids of claimable jobs, locked with SKIP LOCKED, in claim order; uses jobs_claimable_idx. */
+    private static SelectLimitPercentStep<org.jooq.Record1<Long>> claimableIds(DSLContext ctx, Claim claim) {
+        Condition due = JOBS.QUEUE.eq(claim.queue())
+                .and(JOBS.STATUS.eq(PENDING))
+                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()));
+        if (!claim.shards().isEmpty()) {
+            due = due.and(JOBS.SHARD.in(claim.shards()));
+        }
+        return ctx.select(JOBS.ID).from(JOBS).where(due)
+                .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
+                .limit(claim.limit());
+    }
+
+    private static org.jooq.Select<org.jooq.Record1<Long>> claimable(DSLContext ctx, Claim claim) {
+        return claimableIds(ctx, claim).forUpdate().skipLocked();
+    }
+
+    private static Condition owned(Job job) {
+        requireLeased(job);
+        return JOBS.ID.eq(job.id())
+                .and(JOBS.STATUS.eq(RUNNING))
+                .and(JOBS.LOCKED_BY.eq(job.lockedBy()))
+                .and(JOBS.ATTEMPTS.eq(job.attempts()));
+    }
+
+    private static void requireLeased(Job job) {
+        Objects.requireNonNull(job, "job");
+        if (job.lockedBy() == null) {
+            throw new IllegalArgumentException("job " + job.id() + " was not claimed with a lease (use the Job a "
+                    + "leased claim returned)");
+        }
+    }
+
+    /** {@code now() + delay} on the database clock ({@code now()} itself for zero). */
+    static Field<OffsetDateTime> after(Duration delay) {
+        return delay.isZero()
+                ? DSL.currentOffsetDateTime()
+                : DSL.currentOffsetDateTime().plus(DSL.val(DayToSecond.valueOf(delay)));
+    }
+
+    static Duration requirePositive(String what, Duration value) {
+        Objects.requireNonNull(value, what);
+        if (value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(what + " must be positive, was " + value);
+        }
+        return value;
+    }
+
+    /** A worker's thread count: 1 to 1,000. */
+    static int requireThreads(int threads) {
+        if (threads < 1 || threads > 1000) {
+            throw new IllegalArgumentException("threads must be between 1 and 1000, was " + threads);
+        }
+        return threads;
+    }
+
+    private static List<Job> sorted(org.jooq.Result<JobsRecord> rows) {
+        return rows.stream().map(Job::from)
+                .sorted(Comparator.comparingInt(Job::priority).thenComparing(Job::runAt).thenComparingLong(Job::id))
+                .toList();
+    }
+}

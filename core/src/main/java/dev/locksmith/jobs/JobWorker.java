@@ -1,0 +1,415 @@
+package dev.locksmith.jobs;
+
+import dev.locksmith.LocksmithException;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a {@link JobHandler} for the jobs of one queue on N threads, in leased mode.
+ *
+ * <ul>
+ *   <li>One claimer thread claims at most as many jobs as there are free handler slots, in one
+ *       statement per batch, so a worker never holds jobs it cannot start.</li>
+ *   <li>When the queue is empty it waits for a {@code NOTIFY locksmith_jobs} (sent by
+ *       {@link JobQueue#enqueueAll} on commit) on a dedicated LISTEN connection, and polls every
+ *       {@code pollInterval} regardless. Behind PgBouncer in transaction pooling mode LISTEN does
+ *       not work (notifications go to whichever session the pooler picked); set
+ *       {@code listen(false)} and rely on polling, or give the worker a direct connection.</li>
+ *   <li>Each job runs in a transaction that also completes it ({@link JobHandler}); a handler
+ *       exception fails the job with backoff. Leases of running jobs are extended every third of
+ *       the lease; expired leases of crashed workers are rescued every {@code rescueInterval}.</li>
+ *   <li>{@link #close()} stops claiming, lets running handlers finish within the grace period,
+ *       then interrupts the rest and gives their jobs back ({@code pending}, attempt not
+ *       counted): no job is left {@code running}.</li>
+ * </ul>
+ */
+public final class JobWorker implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(JobWorker.class);
+
+    private final DSLContext dsl;
+    private final JobQueue queue;
+    private final Claim claim;
+    private final JobHandler handler;
+    private final Settings settings;
+    private final WorkerListener listener;
+
+    private final Semaphore slots;
+    private final Map<Long, Job> inFlight = new ConcurrentHashMap<>();
+    private final ExecutorService handlers;
+    private final ScheduledExecutorService maintenance;
+    private final Thread claimer;
+    private final QueueNotifications notifications;
+    private final AtomicBoolean running = new AtomicBoolean();
+    private final ReentrantLock wakeLock = new ReentrantLock();
+    private final Condition wakeCondition = wakeLock.newCondition();
+    private WorkerListener.Wake pendingWake;
+
+    private JobWorker(Builder b) {
+        this.dsl = DSL.using(b.dataSource, SQLDialect.POSTGRES);
+        this.queue = new JobQueue(dsl, b.queueConfig);
+        this.claim = new Claim(b.queue, Math.min(b.threads, Claim.MAX_LIMIT), b.shards);
+        this.handler = b.handler;
+        this.settings = new Settings(b.threads, b.lease, b.pollInterval, b.rescueInterval, b.shutdownGrace, b.workerId,
+                b.listen);
+        this.listener = b.listener;
+        this.slots = new Semaphore(b.threads);
+        String name = "locksmith-" + b.queue;
+        this.handlers = Executors.newFixedThreadPool(b.threads, r -> thread(r, name + "-handler"));
+        this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, name + "-maintenance"));
+        this.claimer = thread(this::claimLoop, name + "-claimer");
+        this.notifications = new QueueNotifications(b.dataSource, b.queue, b.pollInterval, listener::listening,
+                () -> wake(WorkerListener.Wake.NOTIFICATION));
+    }
+
+    /** Settings as validated by the builder. */
+    record Settings(int threads, Duration lease, Duration pollInterval, Duration rescueInterval,
+            Duration shutdownGrace, String workerId, boolean listen) {
+    }
+
+    /**
+     * A builder for a worker on {@code queue} that runs {@code handler}.
+     *
+     * @param dataSource connections for claims, handler transactions and (one, held) LISTEN
+     */
+    public static Builder builder(DataSource dataSource, String queue, JobHandler handler) {
+        return new Builder(dataSource, queue, handler);
+    }
+
+    /** This worker's id, written to {@code jobs.locked_by}. */
+    public String workerId() {
+        return settings.workerId();
+    }
+
+    /** Starts the threads; returns at once. */
+    public JobWorker start() {
+        if (!running.compareAndSet(false, true)) {
+            throw new IllegalStateException("worker " + settings.workerId() + " was already started");
+        }
+        claimer.start();
+        if (settings.listen()) {
+            notifications.start();
+        }
+        long heartbeatMillis = Math.max(1, settings.lease().toMillis() / 3);
+        maintenance.scheduleWithFixedDelay(this::heartbeat, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+        maintenance.scheduleWithFixedDelay(this::rescue, 0, settings.rescueInterval().toMillis(), TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /**
+     * Stops claiming, waits up to the shutdown grace for running handlers, interrupts the rest
+     * and gives their jobs back. Returns when every thread has stopped.
+     */
+    @Override
+    public void close() {
+        if (!running.compareAndSet(true, false)) {
+            return;
+        }
+        wake(WorkerListener.Wake.INTERNAL);
+        join(claimer);
+        if (settings.listen()) {
+            notifications.stop();
+        }
+        handlers.shutdown();
+        try {
+            if (!handlers.awaitTermination(settings.shutdownGrace().toMillis(), TimeUnit.MILLISECONDS)) {
+                handlers.shutdownNow();
+                handlers.awaitTermination(settings.shutdownGrace().toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        maintenance.shutdownNow();
+        for (Job job : inFlight.values()) {
+            try {
+                if (queue.release(job)) {
+                    listener.released(job);
+                }
+            } catch (LocksmithException e) {
+                LOG.warn("locksmith: could not release job {} at shutdown; its lease will expire: {}", job.id(), e.toString());
+            }
+        }
+        inFlight.clear();
+    }
+
+    // ------------------------------------------------------------------ claimer
+
+    private void claimLoop() {
+        while (running.get()) {
+            try {
+                int free = slots.availablePermits();
+                if (free == 0) {
+                    awaitWake(settings.pollInterval());
+                    continue;
+                }
+                var jobs = queue.claim(new Claim(claim.queue(), free, claim.shards()), settings.lease(),
+                        settings.workerId());
+                for (Job job : jobs) {
+                    slots.acquireUninterruptibly();
+                    inFlight.put(job.id(), job);
+                    handlers.execute(() -> run(job));
+                }
+                if (jobs.size() < free) {
+                    listener.idle();
+                    awaitWake(settings.pollInterval());
+                }
+            } catch (LocksmithException | IllegalStateException e) {
+                LOG.warn("locksmith: claiming from {} failed, retrying after the poll interval: {}", claim.queue(),
+                        e.toString());
+                awaitWake(settings.pollInterval());
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                return;
+            }
+        }
+    }
+
+    private void run(Job job) {
+        boolean settled = false;
+        try {
+            dsl.transactionResult(c -> {
+                handler.handle(job, c.dsl());
+                if (!queue.complete(c.dsl(), job)) {
+                    throw new LeaseLost();
+                }
+                return null;
+            });
+            settled = true;
+            listener.completed(job);
+        } catch (LeaseLost e) {
+            settled = true;
+            listener.leaseLost(job);
+        } catch (Throwable error) {
+            if (running.get()) {
+                settled = recordFailure(job, error);
+            }
+            // else: stopping, most likely interrupted by close(); it gives the job back
+        } finally {
+            // Keep an unsettled job only while stopping, for close() to give back; otherwise stop
+            // heartbeating it so that its lease expires and it is rescued.
+            if (settled || running.get()) {
+                inFlight.remove(job.id());
+            }
+            slots.release();
+            wake(WorkerListener.Wake.INTERNAL);
+        }
+    }
+
+    private boolean recordFailure(Job job, Throwable error) {
+        try {
+            FailResult result = dsl.transactionResult(c -> queue.fail(c.dsl(), job, describe(error)));
+            listener.failed(job, error, result);
+            return true;
+        } catch (RuntimeException failToFail) {
+            LOG.warn("locksmith: could not record failure of job {}; its lease will expire: {}", job.id(),
+                    failToFail.toString());
+            return false;
+        }
+    }
+
+    private static String describe(Throwable error) {
+        Throwable cause = error instanceof org.jooq.exception.DataAccessException && error.getCause() != null
+                ? error.getCause() : error;
+        return cause.getMessage() == null ? cause.getClass().getName() : cause.getClass().getName() + ": " + cause.getMessage();
+    }
+
+    private static final class LeaseLost extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        LeaseLost() {
+            super("lease lost before completion", null, false, false);
+        }
+    }
+
+    // ------------------------------------------------------------------ waking up
+
+    private void wake(WorkerListener.Wake reason) {
+        wakeLock.lock();
+        try {
+            if (pendingWake == null || reason == WorkerListener.Wake.NOTIFICATION) {
+                pendingWake = reason;
+            }
+            wakeCondition.signalAll();
+        } finally {
+            wakeLock.unlock();
+        }
+    }
+
+    private void awaitWake(Duration timeout) {
+        WorkerListener.Wake reason;
+        wakeLock.lock();
+        try {
+            long nanos = timeout.toNanos();
+            while (pendingWake == null && running.get() && nanos > 0) {
+                nanos = wakeCondition.awaitNanos(nanos);
+            }
+            reason = pendingWake != null ? pendingWake : WorkerListener.Wake.POLL;
+            pendingWake = null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } finally {
+            wakeLock.unlock();
+        }
+        listener.woke(reason);
+    }
+
+    // ------------------------------------------------------------------ maintenance
+
+    private void heartbeat() {
+        for (Job job : inFlight.values()) {
+            try {
+                if (!queue.heartbeat(job, settings.lease())) {
+                    LOG.debug("locksmith: lease of job {} is gone", job.id());
+                }
+            } catch (LocksmithException e) {
+                LOG.warn("locksmith: heartbeat of job {} failed: {}", job.id(), e.toString());
+            }
+        }
+    }
+
+    private void rescue() {
+        try {
+            int rescued = queue.rescueExpired();
+            if (rescued > 0) {
+                LOG.info("locksmith: rescued {} jobs with expired leases", rescued);
+                wake(WorkerListener.Wake.INTERNAL);
+            }
+        } catch (LocksmithException e) {
+            LOG.warn("locksmith: rescuing expired leases failed: {}", e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static Thread thread(Runnable body, String name) {
+        Thread t = new Thread(body, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    private static void join(Thread thread) {
+        if (thread.getState() == Thread.State.NEW) {
+            return;
+        }
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Builds a {@link JobWorker}; every setting is validated when set, with the field named. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private final String queue;
+        private final JobHandler handler;
+        private int threads = 4;
+        private Duration lease = Duration.ofSeconds(30);
+        private Duration pollInterval = Duration.ofSeconds(1);
+        private Duration rescueInterval = Duration.ofSeconds(30);
+        private Duration shutdownGrace = Duration.ofSeconds(10);
+        private String workerId = defaultWorkerId();
+        private boolean listen = true;
+        private Set<Integer> shards = Set.of();
+        private JobQueueConfig queueConfig = JobQueueConfig.defaults();
+        private WorkerListener listener = new WorkerListener() { };
+
+        private Builder(DataSource dataSource, String queue, JobHandler handler) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            NewJob.requireName("queue", queue, 128);
+            this.queue = queue;
+            this.handler = Objects.requireNonNull(handler, "handler");
+        }
+
+        /** Handler threads (and the most jobs held at once); 1 to 1,000, default 4. */
+        public Builder threads(int threads) {
+            this.threads = JobQueue.requireThreads(threads);
+            return this;
+        }
+
+        /** Lease per claimed job, extended every third of it while the handler runs; default 30 s. */
+        public Builder lease(Duration lease) {
+            this.lease = JobQueue.requirePositive("lease", lease);
+            return this;
+        }
+
+        /** Longest idle wait without a notification; default 1 s. */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = JobQueue.requirePositive("pollInterval", pollInterval);
+            return this;
+        }
+
+        /** How often expired leases are rescued; default 30 s. */
+        public Builder rescueInterval(Duration rescueInterval) {
+            this.rescueInterval = JobQueue.requirePositive("rescueInterval", rescueInterval);
+            return this;
+        }
+
+        /** How long {@link JobWorker#close()} lets running handlers finish; default 10 s. */
+        public Builder shutdownGrace(Duration shutdownGrace) {
+            this.shutdownGrace = JobQueue.requirePositive("shutdownGrace", shutdownGrace);
+            return this;
+        }
+
+        /** Id written to {@code locked_by}; default {@code <host>-<pid>-<random>}. */
+        public Builder workerId(String workerId) {
+            NewJob.requireName("workerId", workerId, 128);
+            this.workerId = workerId;
+            return this;
+        }
+
+        /** Use LISTEN/NOTIFY wake-up (default true); false to rely on polling alone. */
+        public Builder listen(boolean listen) {
+            this.listen = listen;
+            return this;
+        }
+
+        /** Claim only from these shards; default all. */
+        public Builder shards(Set<Integer> shards) {
+            this.shards = Set.copyOf(Objects.requireNonNull(shards, "shards"));
+            return this;
+        }
+
+        /** Queue settings (retention, retry backoff); default {@link JobQueueConfig#defaults()}. */
+        public Builder queueConfig(JobQueueConfig queueConfig) {
+            this.queueConfig = Objects.requireNonNull(queueConfig, "queueConfig");
+            return this;
+        }
+
+        /** Observer for metrics and tests. */
+        public Builder listener(WorkerListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /** The worker, not yet started. */
+        public JobWorker build() {
+            new Claim(queue, Math.min(threads, Claim.MAX_LIMIT), shards);
+            return new JobWorker(this);
+        }
+
+        private static String defaultWorkerId() {
+            String host = ManagementFactory.getRuntimeMXBean().getName();
+            return host + "-" + UUID.randomUUID().toString().substring(0, 8);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package dev.locksmith.it.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.Backoff;
+import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.jobs.Claim;
+import dev.locksmith.jobs.FailResult;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.jobs.JobStatus;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.QueueStats;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Single-threaded behaviour of the queue, its ordering, and its refusals. */
+class JobQueueTest extends DatabaseTest {
+
+    private JobQueue queue;
+
+    @BeforeEach
+    void emptyQueue() {
+        dsl.deleteFrom(JOBS).execute();
+        queue = new JobQueue(dsl, JobQueueConfig.defaults()
+                .withRetryBackoff(new Backoff(Duration.ofMillis(100), Duration.ofSeconds(10), 2.0, 0.0)));
+    }
+
+    private List<Long> claimAllInTransaction(String q) {
+        return dsl.transactionResult(c -> queue.claimInTransaction(c.dsl(), q, 100).stream().map(Job::id).toList());
+    }
+
+    @Test
+    void rejectsBadInputAndWritesNothing() {
+        assertThatThrownBy(() -> NewJob.of("", "k")).hasMessageContaining("queue");
+        assertThatThrownBy(() -> NewJob.of(" ", "k")).hasMessageContaining("queue");
+        assertThatThrownBy(() -> NewJob.of("q", null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> NewJob.builder("q", "k").priority(1001).build()).hasMessageContaining("priority");
+        assertThatThrownBy(() -> NewJob.builder("q", "k").priority(-1).build()).hasMessageContaining("priority");
+        assertThatThrownBy(() -> NewJob.builder("q", "k").payload("{not json").build()).hasMessageContaining("JSON");
+        assertThatThrownBy(() -> NewJob.builder("q", "k").maxAttempts(0).build()).hasMessageContaining("maxAttempts");
+        assertThatThrownBy(() -> NewJob.builder("q", "k").delay(Duration.ofSeconds(-1)).build())
+                .hasMessageContaining("delay");
+        assertThatThrownBy(() -> Claim.of("q", 0)).hasMessageContaining("limit");
+        assertThatThrownBy(() -> queue.claim("q", 1, Duration.ZERO, "w")).hasMessageContaining("lease");
+        assertThatThrownBy(() -> queue.claim("q", 1, Duration.ofSeconds(1), "")).hasMessageContaining("workerId");
+        assertThatThrownBy(() -> queue.enqueueAll(dsl, java.util.Arrays.asList(NewJob.of("q", "k"), null)))
+                .isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> queue.deleteFinishedOlderThan(Duration.ofDays(1), 0)).hasMessageContaining("batchSize");
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    @Test
+    void transactionalClaimNeedsAnOpenTransaction() {
+        queue.enqueue(dsl, NewJob.of("q", "k"));
+        assertThatThrownBy(() -> queue.claimInTransaction(dsl, "q", 1)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("open transaction");
+        assertThat(dsl.fetchCount(JOBS)).isEqualTo(1);
+    }
+
+    @Test
+    void claimsByPriorityThenRunAtThenIdAndNeverEarly() {
+        long late = queue.enqueue(dsl, NewJob.builder("q", "k").priority(100).build());
+        long first = queue.enqueue(dsl, NewJob.builder("q", "k").priority(5).build());
+        long second = queue.enqueue(dsl, NewJob.builder("q", "k").priority(5).build());
+        long future = queue.enqueue(dsl, NewJob.builder("q", "k").priority(0).delay(Duration.ofHours(1)).build());
+        // an earlier run_at wins over a lower id at equal priority
+        dsl.update(JOBS).set(JOBS.RUN_AT, DSL.currentOffsetDateTime().minus(1)).where(JOBS.ID.eq(second)).execute();
+        queue.enqueue(dsl, NewJob.of("other", "k"));
+
+        assertThat(claimAllInTransaction("q")).containsExactly(second, first, late);
+        assertThat(dsl.fetchValues(JOBS.ID, JOBS.QUEUE.eq("q"))).containsExactly(future);
+    }
+
+    @Test
+    void batchEnqueueReturnsIdsInOrderAndShardsFilterClaims() {
+        List<Long> ids = queue.enqueueAll(dsl, List.of(
+                NewJob.builder("q", "a").shard(1).build(),
+                NewJob.builder("q", "b").shard(2).payload("{\"n\": 2}").build(),
+                NewJob.builder("q", "c").shard(3).build()));
+        assertThat(ids).isSorted().doesNotHaveDuplicates();
+        assertThat(dsl.fetchValue(JOBS.KIND, JOBS.ID.eq(ids.get(1)))).isEqualTo("b");
+
+        List<Job> claimed = queue.claim(Claim.of("q", 10).onShards(Set.of(1, 3)), Duration.ofMinutes(1), "w");
+        assertThat(claimed).extracting(Job::id).containsExactly(ids.get(0), ids.get(2));
+        assertThat(queue.find(dsl, ids.get(1)).orElseThrow().payload()).isEqualTo("{\"n\": 2}");
+    }
+
+    @Test
+    void uniqueKeyReturnsTheLiveJobAndIsFreedWhenItFinishes() {
+        long id = queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build());
+        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build())).isEqualTo(id);
+        List<Long> batch = queue.enqueueAll(dsl, List.of(NewJob.builder("q", "k").uniqueKey("u").build(),
+                NewJob.builder("q", "k").uniqueKey("v").build(), NewJob.builder("q", "k").uniqueKey("v").build()));
+        assertThat(batch.get(0)).isEqualTo(id);
+        assertThat(batch.get(1)).isEqualTo(batch.get(2)).isNotEqualTo(id);
+        assertThat(queue.enqueue(dsl, NewJob.builder("other", "k").uniqueKey("u").build())).isNotEqualTo(id);
+
+        Job leased = queue.claim(Claim.of("q", 1), Duration.ofMinutes(1), "w").get(0);
+        assertThat(leased.id()).isEqualTo(id);
+        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build())).isEqualTo(id);
+        assertThat(queue.complete(dsl, leased)).isTrue();
+        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build())).isNotEqualTo(id);
+    }
+
+    @Test
+    void leaseTransitionsCheckOwnership() {
+        long id = queue.enqueue(dsl, NewJob.of("q", "k"));
+        Job mine = queue.claim("q", 1, Duration.ofMinutes(1), "me").get(0);
+        assertThat(mine.status()).isEqualTo(JobStatus.RUNNING);
+        assertThat(mine.attempts()).isEqualTo(1);
+        Job forged = new Job(id, "q", 0, "k", "{}", 100, mine.runAt(), JobStatus.RUNNING, 1, 25, "someone-else",
+                null, null, null, null);
+
+        assertThat(queue.heartbeat(forged, Duration.ofMinutes(5))).isFalse();
+        assertThat(queue.complete(dsl, forged)).isFalse();
+        assertThat(queue.fail(dsl, forged, "x").outcome()).isEqualTo(FailResult.Outcome.LEASE_LOST);
+        assertThat(queue.heartbeat(mine, Duration.ofMinutes(5))).isTrue();
+        assertThat(queue.cancel(dsl, id)).isTrue();
+        assertThat(queue.complete(dsl, mine)).isFalse();
+        assertThat(queue.cancel(dsl, id)).isFalse();
+        assertThat(queue.find(dsl, id).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
+        Job unleased = queue.find(dsl, id).orElseThrow();
+        assertThatThrownBy(() -> queue.complete(dsl, unleased)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void completeAllFinishesManyJobsInOneStatementAndKeepsThemWhenConfigured() {
+        JobQueue keeping = new JobQueue(dsl, JobQueueConfig.defaults().withKeepCompleted(true));
+        keeping.enqueueAll(dsl, List.of(NewJob.of("q", "k"), NewJob.of("q", "k"), NewJob.of("q", "k")));
+        List<Job> leased = keeping.claim("q", 3, Duration.ofMinutes(1), "w");
+        int completed = dsl.transactionResult(c -> keeping.completeAll(c.dsl(), leased));
+        assertThat(completed).isEqualTo(3);
+        assertThat(dsl.fetchValues(JOBS.STATUS)).containsOnly("done");
+        assertThat(keeping.completeAll(dsl, leased)).isZero();
+
+        assertThat(keeping.deleteFinishedOlderThan(Duration.ofHours(1), 2)).isZero();
+        assertThat(keeping.deleteFinishedOlderThan(Duration.ZERO, 2)).isEqualTo(3);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    @Test
+    void statsCountPerQueueAndStatus() {
+        queue.enqueueAll(dsl, List.of(NewJob.of("a", "k"), NewJob.of("a", "k"), NewJob.of("b", "k")));
+        queue.claim("a", 1, Duration.ofMinutes(1), "w");
+        List<QueueStats> stats = queue.stats();
+        assertThat(stats).extracting(QueueStats::queue).containsExactly("a", "b");
+        assertThat(stats.get(0).count(JobStatus.PENDING)).isEqualTo(1);
+        assertThat(stats.get(0).count(JobStatus.RUNNING)).isEqualTo(1);
+        assertThat(stats.get(0).count(JobStatus.FAILED)).isZero();
+        assertThat(stats.get(1).oldestDuePendingAge()).isPresent();
+    }
+
+    /**
+     * PgJDBC server-prepares a statement from its fifth use on a connection, and PostgreSQL may
+     * then switch to a generic plan, in which bound parameters are unknown. A partial index can
+     * be an {@code ON CONFLICT} arbiter, or serve a claim, only when the statement's predicate
+     * implies the index's, so the status literals must be in the SQL text, not bound. With bound
+     * statuses, enqueueing a unique key failed ("no unique or exclusion constraint matching the
+     * ON CONFLICT specification") from about the tenth enqueue on one pooled connection.
+     */
+    @Test
+    void uniqueEnqueueKeepsWorkingOnOneConnectionOnceGenericPlansAreUsed() {
+        try (var one = dev.locksmith.it.TestPostgres.pool(database, 1)) {
+            var single = DSL.using(one, org.jooq.SQLDialect.POSTGRES);
+            JobQueue onOne = new JobQueue(single);
+            for (int i = 0; i < 30; i++) {
+                NewJob job = NewJob.builder("generic", "k").uniqueKey("key-" + i).build();
+                long id = onOne.enqueue(single, job);
+                assertThat(onOne.enqueue(single, job)).isEqualTo(id);
+                List<Job> leased = onOne.claim("generic", 1, Duration.ofMinutes(1), "w");
+                assertThat(leased).extracting(Job::id).containsExactly(id);
+                boolean completed = single.transactionResult(c -> onOne.complete(c.dsl(), leased.get(0)));
+                assertThat(completed).isTrue();
+            }
+            // The same, forcing generic plans from the first execution.
+            long id = single.transactionResult(c -> {
+                c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
+                long first = onOne.enqueue(c.dsl(), NewJob.builder("generic", "k").uniqueKey("forced").build());
+                assertThat(onOne.enqueue(c.dsl(), NewJob.builder("generic", "k").uniqueKey("forced").build()))
+                        .isEqualTo(first);
+                assertThat(onOne.claimInTransaction(c.dsl(), "generic", 10)).extracting(Job::id).containsExactly(first);
+                return first;
+            });
+            assertThat(onOne.find(single, id)).isEmpty();
+        }
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+}

@@ -1,0 +1,233 @@
+package dev.locksmith.it.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.Backoff;
+import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.jobs.FailResult;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobHandler;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.jobs.JobStatus;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.WorkerListener;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The worker runtime on real connections: wake-ups, failures, slots and shutdown. */
+class JobWorkerTest extends DatabaseTest {
+
+    private JobQueue queue;
+    private final List<String> events = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        dsl.deleteFrom(JOBS).execute();
+        dsl.execute("DROP TABLE IF EXISTS worker_results");
+        dsl.execute("CREATE TABLE worker_results (job_id bigint NOT NULL)");
+        queue = new JobQueue(dsl);
+        events.clear();
+    }
+
+    /** Records events in order and opens latches on the ones tests wait for. */
+    private final class Recorder implements WorkerListener {
+        final CountDownLatch listening = new CountDownLatch(1);
+        final CountDownLatch idle = new CountDownLatch(1);
+        final CountDownLatch completed;
+        final CountDownLatch failedForGood = new CountDownLatch(1);
+
+        Recorder(int expectedCompletions) {
+            completed = new CountDownLatch(expectedCompletions);
+        }
+
+        @Override
+        public void listening() {
+            events.add("listening");
+            listening.countDown();
+        }
+
+        @Override
+        public void idle() {
+            events.add("idle");
+            idle.countDown();
+        }
+
+        @Override
+        public void woke(Wake reason) {
+            if (reason != Wake.INTERNAL) {
+                events.add("woke:" + reason);
+            }
+        }
+
+        @Override
+        public void completed(Job job) {
+            events.add("completed:" + job.id());
+            completed.countDown();
+        }
+
+        @Override
+        public void failed(Job job, Throwable error, FailResult result) {
+            events.add("failed:" + job.id() + ":" + result.outcome());
+            if (result.outcome() == FailResult.Outcome.FAILED) {
+                failedForGood.countDown();
+            }
+        }
+
+        @Override
+        public void released(Job job) {
+            events.add("released:" + job.id());
+        }
+    }
+
+    private JobHandler recordingHandler() {
+        return (job, tx) -> tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
+    }
+
+    private static void await(CountDownLatch latch, String what) throws InterruptedException {
+        assertThat(latch.await(30, TimeUnit.SECONDS)).as(what).isTrue();
+    }
+
+    @Test
+    void notifyWakesAnIdleWorkerLongBeforeItsPollInterval() throws Exception {
+        Recorder recorder = new Recorder(1);
+        try (JobWorker worker = JobWorker.builder(pool, "notify", recordingHandler())
+                .threads(2).pollInterval(Duration.ofMinutes(10)).listener(recorder).build().start()) {
+            await(recorder.listening, "LISTEN established");
+            await(recorder.idle, "worker idle");
+
+            long id = queue.enqueue(dsl, NewJob.of("notify", "k"));
+
+            await(recorder.completed, "job completed");
+            // with a 10-minute poll interval, only the notification can have woken the worker
+            assertThat(events).containsSubsequence("idle", "woke:NOTIFICATION", "completed:" + id)
+                    .doesNotContain("woke:POLL");
+        }
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(dsl.fetchCount(dsl.selectFrom("worker_results"))).isEqualTo(1);
+    }
+
+    @Test
+    void withoutListenPollingStillFindsTheJob() throws Exception {
+        Recorder recorder = new Recorder(1);
+        try (JobWorker worker = JobWorker.builder(pool, "polled", recordingHandler())
+                .listen(false).pollInterval(Duration.ofMillis(50)).listener(recorder).build().start()) {
+            await(recorder.idle, "worker idle");
+            long id = queue.enqueue(dsl, NewJob.of("polled", "k"));
+            await(recorder.completed, "job completed");
+            assertThat(events).containsSubsequence("idle", "woke:POLL", "completed:" + id)
+                    .doesNotContain("listening", "woke:NOTIFICATION");
+        }
+    }
+
+    @Test
+    void handlerExceptionsAreRetriedWithBackoffThenFailWithTheMessageAndTheirWritesRolledBack() throws Exception {
+        Recorder recorder = new Recorder(0);
+        long id = queue.enqueue(dsl, NewJob.builder("failing", "k").maxAttempts(3).build());
+        JobHandler exploding = (job, tx) -> {
+            tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
+            throw new IllegalStateException("handler exploded on attempt " + job.attempts());
+        };
+        try (JobWorker worker = JobWorker.builder(pool, "failing", exploding)
+                .queueConfig(JobQueueConfig.defaults().withRetryBackoff(
+                        new Backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0, 0.0)))
+                .pollInterval(Duration.ofMillis(20)).listener(recorder).build().start()) {
+            await(recorder.failedForGood, "job failed for good");
+        }
+        Job failed = queue.find(dsl, id).orElseThrow();
+        assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
+        assertThat(failed.attempts()).isEqualTo(3);
+        assertThat(failed.lastError()).contains("IllegalStateException").contains("handler exploded on attempt 3");
+        assertThat(events).containsSubsequence("failed:" + id + ":RETRY_SCHEDULED", "failed:" + id + ":RETRY_SCHEDULED",
+                "failed:" + id + ":FAILED");
+        assertThat(dsl.fetchCount(dsl.selectFrom("worker_results"))).isZero();
+    }
+
+    @Test
+    void claimsNoMoreThanFreeSlotsAndShutdownLeavesNothingRunning() throws Exception {
+        queue.enqueueAll(dsl, Collections.nCopies(10, NewJob.of("slow", "k")));
+        CountDownLatch twoStarted = new CountDownLatch(2);
+        CountDownLatch never = new CountDownLatch(1);
+        JobHandler blocking = (job, tx) -> {
+            twoStarted.countDown();
+            never.await();
+        };
+        JobWorker worker = JobWorker.builder(pool, "slow", blocking).threads(2)
+                .shutdownGrace(Duration.ofMillis(200)).listener(new Recorder(0)).build().start();
+        try {
+            await(twoStarted, "two handlers running");
+            assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("running"))).isEqualTo(2);
+        } finally {
+            worker.close();
+        }
+        assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("running"))).isZero();
+        assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("pending"))).isEqualTo(10);
+        assertThat(dsl.fetchValues(JOBS.ATTEMPTS)).containsOnly(0);
+        assertThat(events.stream().filter(e -> e.startsWith("released:"))).hasSize(2);
+    }
+
+    @Test
+    void aHandlerWhoseLeaseIsGoneHasItsWritesRolledBack() throws Exception {
+        long id = queue.enqueue(dsl, NewJob.of("revoked", "k"));
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        CountDownLatch leaseLost = new CountDownLatch(1);
+        JobHandler handler = (job, tx) -> {
+            tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
+            running.countDown();
+            cancelled.await();
+        };
+        try (JobWorker worker = JobWorker.builder(pool, "revoked", handler).listener(new WorkerListener() {
+            @Override
+            public void leaseLost(Job job) {
+                events.add("leaseLost:" + job.id());
+                leaseLost.countDown();
+            }
+        }).build().start()) {
+            await(running, "handler running");
+            assertThat(queue.cancel(dsl, id)).isTrue();   // e.g. an operator cancels the job meanwhile
+            cancelled.countDown();
+            await(leaseLost, "completion refused");
+        }
+        assertThat(events).contains("leaseLost:" + id);
+        assertThat(queue.find(dsl, id).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
+        assertThat(dsl.fetchCount(dsl.selectFrom("worker_results"))).isZero();
+    }
+
+    @Test
+    void gracefulShutdownLetsRunningHandlersFinish() throws Exception {
+        queue.enqueue(dsl, NewJob.of("graceful", "k"));
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Recorder recorder = new Recorder(1);
+        JobWorker worker = JobWorker.builder(pool, "graceful", (job, tx) -> {
+            started.countDown();
+            finish.await();
+            tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
+        }).shutdownGrace(Duration.ofSeconds(20)).listener(recorder).build().start();
+        await(started, "handler running");
+        Thread closer = new Thread(worker::close);
+        closer.start();
+        // release the handler only once close() is waiting for it (awaitTermination is a timed wait)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (closer.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertThat(closer.getState()).isEqualTo(Thread.State.TIMED_WAITING);
+        assertThat(recorder.completed.getCount()).isEqualTo(1);
+        finish.countDown();
+        closer.join(30_000);
+        assertThat(closer.isAlive()).isFalse();
+        assertThat(recorder.completed.getCount()).isZero();
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(dsl.fetchCount(dsl.selectFrom("worker_results"))).isEqualTo(1);
+    }
+}
