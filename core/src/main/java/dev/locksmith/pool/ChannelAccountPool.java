@@ -1,0 +1,351 @@
+package dev.locksmith.pool;
+
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+
+import dev.locksmith.Backoff;
+import dev.locksmith.LocksmithException;
+import dev.locksmith.PgErrors;
+import dev.locksmith.Transactions;
+import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.InsertValuesStep1;
+import org.jooq.Record1;
+import org.jooq.Select;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.jooq.types.DayToSecond;
+
+/**
+ * A pool of channel accounts that concurrent callers lease one at a time: a request handler
+ * {@linkplain #acquire acquires} an idle account as the source of a transaction it is about to
+ * submit, and {@linkplain #release releases} it in the same database transaction that records
+ * the outcome, so the release commits (or rolls back) atomically with the ledger.
+ *
+ * <p>Leases are rows, not held locks: {@code locked_by}, {@code locked_at} and
+ * {@code locked_until = now() + lease} (database clock). An account whose lease has expired is
+ * acquirable again; its former holder's release or extension is then refused with
+ * {@link LeaseNotHeldException}. Acquisition never waits: rows that concurrent acquirers are
+ * taking are skipped ({@code SKIP LOCKED}), and an exhausted pool returns
+ * {@link Optional#empty()} at once. See {@link AcquireStrategy} for how the account is chosen.
+ *
+ * <p>Thread-safe; share one instance.
+ */
+public final class ChannelAccountPool {
+
+    private static final Backoff WAIT_BACKOFF = new Backoff(Duration.ofMillis(1), Duration.ofMillis(25), 2.0, 0.5);
+
+    private final DSLContext dsl;
+    private final AcquireStrategy strategy;
+    private final DoubleSupplier random;
+    private final Transactions.Sleeper sleeper;
+
+    /** A pool on {@code dsl} with the constant-cost {@link AcquireStrategy#RANDOM_START}. */
+    public ChannelAccountPool(DSLContext dsl) {
+        this(dsl, AcquireStrategy.RANDOM_START);
+    }
+
+    /** A pool on {@code dsl} choosing accounts with {@code strategy}. */
+    public ChannelAccountPool(DSLContext dsl, AcquireStrategy strategy) {
+        this(dsl, strategy, () -> ThreadLocalRandom.current().nextDouble(),
+                Transactions.Sleeper.THREAD_SLEEP);
+    }
+
+    /**
+     * Full control, for tests: {@code random} supplies the uniform [0, 1) values of
+     * {@link AcquireStrategy#RANDOM_START} (a seeded source makes choices repeatable), and
+     * {@code sleeper} pauses between attempts of a bounded-wait acquire.
+     */
+    public ChannelAccountPool(DSLContext dsl, AcquireStrategy strategy, DoubleSupplier random,
+            Transactions.Sleeper sleeper) {
+        this.dsl = Objects.requireNonNull(dsl, "dsl");
+        this.strategy = Objects.requireNonNull(strategy, "strategy");
+        this.random = Objects.requireNonNull(random, "random");
+        this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+    }
+
+    // ------------------------------------------------------------------ membership
+
+    /**
+     * Adds accounts (idle) with one multi-row insert in the caller's transaction; keys already
+     * registered are left as they are.
+     *
+     * @return how many were new
+     */
+    public int register(DSLContext tx, Collection<String> publicKeys) {
+        Set<String> keys = validKeys(publicKeys);
+        if (keys.isEmpty()) {
+            return 0;
+        }
+        return PgErrors.translating(() -> {
+            InsertValuesStep1<ChannelAccountsRecord, String> insert = tx.insertInto(CHANNEL_ACCOUNTS,
+                    CHANNEL_ACCOUNTS.PUBLIC_KEY);
+            for (String key : keys) {
+                insert = insert.values(key);
+            }
+            return insert.onConflictDoNothing().execute();
+        });
+    }
+
+    /**
+     * Removes accounts that are not under an unexpired lease, in the caller's transaction;
+     * leased ones stay (their holders still use them) and can be removed once released.
+     *
+     * @return how many were removed
+     */
+    public int remove(DSLContext tx, Collection<String> publicKeys) {
+        Set<String> keys = validKeys(publicKeys);
+        if (keys.isEmpty()) {
+            return 0;
+        }
+        return PgErrors.translating(() -> tx.deleteFrom(CHANNEL_ACCOUNTS)
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(keys))
+                .and(acquirable())
+                .execute());
+    }
+
+    /** The account, if registered. Takes no lock. */
+    public Optional<ChannelAccount> find(DSLContext tx, String publicKey) {
+        String key = validKey(publicKey);
+        return PgErrors.translating(() -> tx.selectFrom(CHANNEL_ACCOUNTS).where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
+                .fetchOptional().map(ChannelAccount::from));
+    }
+
+    /** Counts by state, in one scan. */
+    public PoolStats stats() {
+        Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
+        return PgErrors.translating(() -> {
+            var r = dsl.select(DSL.count(),
+                            DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull()),
+                            DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.ge(now)),
+                            DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(now)))
+                    .from(CHANNEL_ACCOUNTS).fetchSingle();
+            return new PoolStats(r.value1(), r.value2(), r.value3(), r.value4());
+        });
+    }
+
+    // ------------------------------------------------------------------ acquire
+
+    /**
+     * Leases an idle account (never leased, released, or with an expired lease) to
+     * {@code owner} for {@code lease}, in one auto-committed statement.
+     *
+     * @param owner who holds it, 1 to 128 characters; use something unique per acquisition
+     *     (a request id), because release checks it
+     * @return the leased account, or empty at once when none is idle
+     */
+    public Optional<ChannelAccount> acquire(Duration lease, String owner) {
+        Field<OffsetDateTime> until = leaseEnd(lease);
+        String holder = validOwner(owner);
+        Select<Record1<String>> pick = strategy == AcquireStrategy.RANDOM_START ? randomStart() : orderByRandom();
+        return PgErrors.translating(() -> dsl.update(CHANNEL_ACCOUNTS)
+                .set(CHANNEL_ACCOUNTS.LOCKED_BY, holder)
+                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, until)
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
+                .returning()
+                .fetchOptional()
+                .map(ChannelAccount::from));
+    }
+
+    /**
+     * Like {@link #acquire(Duration, String)}, but when the pool is exhausted it tries again with
+     * a short backoff (1 ms growing to 25 ms) until an account frees up or {@code maxWait} has
+     * passed.
+     *
+     * @return the leased account, or empty once {@code maxWait} has passed without one
+     */
+    public Optional<ChannelAccount> acquire(Duration lease, String owner, Duration maxWait) {
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
+        }
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        for (int attempt = 1; ; attempt++) {
+            Optional<ChannelAccount> account = acquire(lease, owner);
+            long left = deadline - System.nanoTime();
+            if (account.isPresent() || left <= 0) {
+                return account;
+            }
+            Duration pause = WAIT_BACKOFF.delay(Math.min(attempt, 16), random.getAsDouble());
+            try {
+                sleeper.sleep(pause.toNanos() < left ? pause : Duration.ofNanos(left));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Optional.empty();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ release and extend
+
+    /**
+     * Releases {@code owner}'s lease in the caller's transaction, so the account becomes idle
+     * exactly when the caller's writes commit, and stays leased if they roll back. Locks the row
+     * until the caller's transaction ends.
+     *
+     * @throws LeaseNotHeldException when {@code owner} does not hold an unexpired lease (never a
+     *     silent success)
+     * @throws ChannelAccountNotFoundException for an unknown key
+     */
+    public void release(DSLContext tx, String publicKey, String owner) {
+        String key = validKey(publicKey);
+        String holder = validOwner(owner);
+        int released = PgErrors.translating(() -> tx.update(CHANNEL_ACCOUNTS)
+                .setNull(CHANNEL_ACCOUNTS.LOCKED_BY)
+                .setNull(CHANNEL_ACCOUNTS.LOCKED_AT)
+                .setNull(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(heldBy(key, holder))
+                .execute());
+        if (released == 0) {
+            throw refusal(tx, key, holder);
+        }
+    }
+
+    /**
+     * Extends {@code owner}'s unexpired lease to {@code now() + lease}, in the caller's
+     * transaction (or auto-committed).
+     *
+     * @return the new expiry
+     * @throws LeaseNotHeldException when {@code owner} does not hold an unexpired lease
+     * @throws ChannelAccountNotFoundException for an unknown key
+     */
+    public OffsetDateTime extend(DSLContext tx, String publicKey, String owner, Duration lease) {
+        String key = validKey(publicKey);
+        String holder = validOwner(owner);
+        Field<OffsetDateTime> until = leaseEnd(lease);
+        Optional<OffsetDateTime> extended = PgErrors.translating(() -> tx.update(CHANNEL_ACCOUNTS)
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, until)
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(heldBy(key, holder))
+                .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
+                .fetchOptional(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+        return extended.orElseThrow(() -> refusal(tx, key, holder));
+    }
+
+    /**
+     * Clears expired leases, so those accounts return to the idle index (acquisition takes
+     * expired ones anyway; this keeps the fast path fast). Auto-committed.
+     *
+     * @return how many leases were cleared
+     */
+    public int expireLeases() {
+        return PgErrors.translating(() -> dsl.update(CHANNEL_ACCOUNTS)
+                .setNull(CHANNEL_ACCOUNTS.LOCKED_BY)
+                .setNull(CHANNEL_ACCOUNTS.LOCKED_AT)
+                .setNull(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()))
+                .execute());
+    }
+
+    // ------------------------------------------------------------------ SQL pieces
+
+    /**
+     * The constant-cost pick: idle slots from a random start, then idle slots before it, then
+     * the oldest expired lease; each branch is an index scan with LIMIT 1 and SKIP LOCKED, and
+     * the outer LIMIT 1 stops at the first branch that yields a row.
+     */
+    private Select<Record1<String>> randomStart() {
+        var slot = CHANNEL_ACCOUNTS.SLOT;
+        Field<Long> lo = DSL.select(DSL.min(slot)).from(CHANNEL_ACCOUNTS).asField();
+        Field<Long> hi = DSL.select(DSL.max(slot)).from(CHANNEL_ACCOUNTS).asField();
+        // LIMIT and constants are inlined: with a bound LIMIT, the generic plan PostgreSQL switches
+        // to after five executions of a prepared statement cannot count on LIMIT 1.
+        Field<Long> start = lo.plus(DSL.floor(DSL.val(random.getAsDouble()).times(hi.minus(lo).plus(DSL.inline(1L))))
+                .cast(Long.class));
+        Table<Record1<String>> after = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)), slot, "after");
+        Table<Record1<String>> before = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)), slot, "before");
+        Table<Record1<String>> expired = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()),
+                CHANNEL_ACCOUNTS.LOCKED_UNTIL, "expired");
+        Table<Record1<String>> candidates = DSL.selectFrom(after)
+                .unionAll(DSL.selectFrom(before))
+                .unionAll(DSL.selectFrom(expired))
+                .asTable("candidates");
+        return DSL.selectFrom(candidates).limit(DSL.inline(1));
+    }
+
+    /** One row matching {@code where}, first by {@code order}, locked with SKIP LOCKED, as a derived table. */
+    private static Table<Record1<String>> lockOne(Condition where, Field<?> order, String alias) {
+        // Each branch is its own derived table: jOOQ would otherwise hoist the first branch's
+        // FOR UPDATE onto the whole UNION, which PostgreSQL rejects.
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(where)
+                .orderBy(order).limit(DSL.inline(1)).forUpdate().skipLocked().asTable(alias);
+    }
+
+    private static Select<Record1<String>> orderByRandom() {
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(acquirable())
+                .orderBy(DSL.rand()).limit(DSL.inline(1)).forUpdate().skipLocked();
+    }
+
+    private static Condition acquirable() {
+        return CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().or(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()));
+    }
+
+    /**
+     * Held by {@code owner} and not expired. Compared with {@code clock_timestamp()}, not
+     * {@code now()}: inside a long caller transaction {@code now()} is when it began, and a lease
+     * that expired since must not be released as if it were still held.
+     */
+    private static Condition heldBy(String key, String owner) {
+        return CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key)
+                .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
+                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(DSL.function("clock_timestamp", OffsetDateTime.class)));
+    }
+
+    /** Why a release or extension matched no row: unknown key, or not the holder. */
+    private static LocksmithException refusal(DSLContext tx, String key, String owner) {
+        Optional<ChannelAccountsRecord> row = PgErrors.translating(() -> tx.selectFrom(CHANNEL_ACCOUNTS)
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key)).fetchOptional());
+        if (row.isEmpty()) {
+            return new ChannelAccountNotFoundException(key);
+        }
+        return new LeaseNotHeldException(key, owner, row.get().getLockedBy());
+    }
+
+    private static Field<OffsetDateTime> leaseEnd(Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, was " + lease);
+        }
+        return DSL.currentOffsetDateTime().plus(DSL.val(DayToSecond.valueOf(lease)));
+    }
+
+    private static String validKey(String publicKey) {
+        Objects.requireNonNull(publicKey, "publicKey");
+        if (publicKey.isBlank() || publicKey.length() > 128) {
+            throw new IllegalArgumentException("publicKey must be 1 to 128 characters and not blank, was '"
+                    + publicKey + "'");
+        }
+        return publicKey;
+    }
+
+    private static Set<String> validKeys(Collection<String> publicKeys) {
+        Objects.requireNonNull(publicKeys, "publicKeys");
+        Set<String> keys = new LinkedHashSet<>();
+        for (String key : publicKeys) {
+            keys.add(validKey(key));
+        }
+        return keys;
+    }
+
+    private static String validOwner(String owner) {
+        Objects.requireNonNull(owner, "owner");
+        if (owner.isBlank() || owner.length() > 128) {
+            throw new IllegalArgumentException("owner must be 1 to 128 characters and not blank");
+        }
+        return owner;
+    }
+}

@@ -1,0 +1,219 @@
+package dev.locksmith.it.pool;
+
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.pool.AcquireStrategy;
+import dev.locksmith.pool.ChannelAccount;
+import dev.locksmith.pool.ChannelAccountNotFoundException;
+import dev.locksmith.pool.ChannelAccountPool;
+import dev.locksmith.pool.LeaseNotHeldException;
+import dev.locksmith.pool.PoolStats;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Leasing, releasing with the caller's transaction, expiry, exhaustion, bounded waits, bad input. */
+class ChannelAccountPoolTest extends DatabaseTest {
+
+    static final Duration MINUTE = Duration.ofMinutes(1);
+
+    @BeforeEach
+    void emptyPool() {
+        dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
+    }
+
+    private ChannelAccountPool pool(AcquireStrategy strategy) {
+        return new ChannelAccountPool(dsl, strategy);
+    }
+
+    private List<String> keys(int n) {
+        return IntStream.range(0, n).mapToObj(i -> String.format("G%05d", i)).toList();
+    }
+
+    /** Waits on the database clock until the account's lease has expired. */
+    private void awaitExpiry(String key) {
+        dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
+                + "FROM channel_accounts WHERE public_key = ?", key);
+    }
+
+    @Test
+    void rejectsBadInputAndWritesNothing() {
+        ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
+        assertThatThrownBy(() -> pool.register(dsl, Arrays.asList("G1", null))).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> pool.register(dsl, List.of("G1", " "))).hasMessageContaining("publicKey");
+        assertThat(dsl.fetchCount(CHANNEL_ACCOUNTS)).isZero();
+        pool.register(dsl, List.of("G1"));
+        assertThatThrownBy(() -> pool.acquire(Duration.ZERO, "me")).hasMessageContaining("lease");
+        assertThatThrownBy(() -> pool.acquire(Duration.ofSeconds(-1), "me")).hasMessageContaining("lease");
+        assertThatThrownBy(() -> pool.acquire(MINUTE, "")).hasMessageContaining("owner");
+        assertThatThrownBy(() -> pool.release(dsl, "unknown", "me")).isInstanceOf(ChannelAccountNotFoundException.class);
+        assertThatThrownBy(() -> pool.release(dsl, "G1", "me")).isInstanceOf(LeaseNotHeldException.class)
+                .hasMessageContaining("idle");
+        assertThatThrownBy(() -> pool.extend(dsl, "G1", "me", Duration.ZERO)).hasMessageContaining("lease");
+        assertThat(pool.stats()).isEqualTo(new PoolStats(1, 1, 0, 0));
+    }
+
+    @Test
+    void registerIsIdempotentAndRemoveLeavesLeasedAccounts() {
+        ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
+        assertThat(pool.register(dsl, List.of("G1", "G2", "G3"))).isEqualTo(3);
+        assertThat(pool.register(dsl, List.of("G3", "G4"))).isEqualTo(1);
+        String leased = pool.acquire(MINUTE, "me").orElseThrow().publicKey();
+        assertThat(pool.remove(dsl, List.of("G1", "G2", "G3", "G4"))).isEqualTo(3);
+        assertThat(pool.find(dsl, leased)).map(ChannelAccount::lockedBy).contains("me");
+    }
+
+    @ParameterizedTest
+    @EnumSource(AcquireStrategy.class)
+    void releaseCommitsAndRollsBackWithTheCallersTransaction(AcquireStrategy strategy) {
+        ChannelAccountPool pool = pool(strategy);
+        pool.register(dsl, List.of("G1"));
+        ChannelAccount account = pool.acquire(MINUTE, "request-1").orElseThrow();
+
+        assertThatThrownBy(() -> dsl.transaction(c -> {
+            pool.release(c.dsl(), account.publicKey(), "request-1");
+            throw new IllegalStateException("ledger write failed");
+        })).hasMessageContaining("ledger write failed");
+        assertThat(pool.find(dsl, "G1").orElseThrow().lockedBy()).isEqualTo("request-1");
+        assertThat(pool.acquire(MINUTE, "request-2")).isEmpty();
+
+        dsl.transaction(c -> pool.release(c.dsl(), account.publicKey(), "request-1"));
+        assertThat(pool.find(dsl, "G1").orElseThrow().holder()).isEmpty();
+        assertThat(pool.acquire(MINUTE, "request-2")).map(ChannelAccount::publicKey).contains("G1");
+    }
+
+    @ParameterizedTest
+    @EnumSource(AcquireStrategy.class)
+    void expiredLeaseGoesToTheNextOwnerAndTheOldOwnerIsRefused(AcquireStrategy strategy) {
+        ChannelAccountPool pool = pool(strategy);
+        pool.register(dsl, List.of("G1"));
+        pool.acquire(Duration.ofMillis(100), "old");
+        assertThat(pool.acquire(MINUTE, "new")).isEmpty();
+        awaitExpiry("G1");
+        assertThat(pool.stats().expired()).isEqualTo(1);
+
+        assertThat(pool.acquire(MINUTE, "new")).map(ChannelAccount::publicKey).contains("G1");
+
+        assertThatThrownBy(() -> dsl.transaction(c -> pool.release(c.dsl(), "G1", "old")))
+                .isInstanceOfSatisfying(LeaseNotHeldException.class, e -> assertThat(e.getMessage()).contains("held by new"));
+        assertThatThrownBy(() -> pool.extend(dsl, "G1", "old", MINUTE)).isInstanceOf(LeaseNotHeldException.class);
+        assertThat(pool.find(dsl, "G1").orElseThrow().lockedBy()).isEqualTo("new");
+        assertThat(pool.extend(dsl, "G1", "new", Duration.ofHours(1))).isAfter(pool.find(dsl, "G1").orElseThrow().lockedAt());
+    }
+
+    @Test
+    void expiredButNotReacquiredLeaseCannotBeReleasedEitherAndExpireLeasesClearsIt() {
+        ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
+        pool.register(dsl, List.of("G1"));
+        pool.acquire(Duration.ofMillis(50), "old");
+        awaitExpiry("G1");
+        assertThatThrownBy(() -> pool.release(dsl, "G1", "old")).isInstanceOf(LeaseNotHeldException.class);
+        assertThat(pool.expireLeases()).isEqualTo(1);
+        assertThat(pool.stats()).isEqualTo(new PoolStats(1, 1, 0, 0));
+    }
+
+    @ParameterizedTest
+    @EnumSource(AcquireStrategy.class)
+    void exhaustionReturnsEmptyAtOnceAndTheBoundedWaitGivesUpAfterItsDeadline(AcquireStrategy strategy) {
+        ChannelAccountPool pool = pool(strategy);
+        pool.register(dsl, List.of("G1", "G2"));
+        assertThat(pool.acquire(MINUTE, "a")).isPresent();
+        assertThat(pool.acquire(MINUTE, "b")).isPresent();
+        assertThat(pool.acquire(MINUTE, "c")).isEmpty();
+
+        Duration maxWait = Duration.ofMillis(150);
+        long start = System.nanoTime();
+        assertThat(pool.acquire(MINUTE, "c", maxWait)).isEmpty();
+        // it kept trying for its whole budget (a lower bound: correctness, not speed)
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(maxWait);
+    }
+
+    @Test
+    void boundedWaitSucceedsAsSoonAsAnAccountIsReleased() throws Exception {
+        CountDownLatch waiting = new CountDownLatch(1);
+        ChannelAccountPool pool = new ChannelAccountPool(dsl, AcquireStrategy.RANDOM_START, new SplittableRandom(7)::nextDouble,
+                pause -> {
+                    waiting.countDown();   // the waiter found the pool empty and is backing off
+                    TimeUnit.NANOSECONDS.sleep(pause.toNanos());
+                });
+        pool.register(dsl, List.of("G1"));
+        pool.acquire(MINUTE, "holder").orElseThrow();
+        AtomicReference<Optional<ChannelAccount>> got = new AtomicReference<>();
+        CountDownLatch acquired = new CountDownLatch(1);
+        Thread waiter = new Thread(() -> {
+            got.set(pool.acquire(MINUTE, "waiter", Duration.ofSeconds(30)));
+            acquired.countDown();
+        });
+        waiter.start();
+
+        assertThat(waiting.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(acquired.getCount()).isEqualTo(1);
+        dsl.transaction(c -> pool.release(c.dsl(), "G1", "holder"));
+
+        assertThat(acquired.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(got.get()).map(ChannelAccount::lockedBy).contains("waiter");
+    }
+
+    @ParameterizedTest
+    @EnumSource(AcquireStrategy.class)
+    void acquisitionIsCorrectAtOneHundredAndAtOneHundredThousandAccounts(AcquireStrategy strategy) {
+        for (int size : new int[] {100, 100_000}) {
+            dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
+            ChannelAccountPool pool = pool(strategy);
+            List<String> all = keys(size);
+            for (int from = 0; from < size; from += 10_000) {
+                pool.register(dsl, all.subList(from, Math.min(size, from + 10_000)));
+            }
+            Set<String> registered = new HashSet<>(all);
+
+            Set<String> taken = new HashSet<>();
+            for (int i = 0; i < 50; i++) {
+                ChannelAccount account = pool.acquire(MINUTE, "owner-" + i).orElseThrow();
+                assertThat(registered).contains(account.publicKey());
+                assertThat(taken.add(account.publicKey())).as("handed out twice: %s", account.publicKey()).isTrue();
+            }
+
+            // everything leased but one: that one is found wherever it sits
+            List<String> untaken = all.stream().filter(k -> !taken.contains(k)).toList();
+            String last = untaken.get(new SplittableRandom(size).nextInt(untaken.size()));
+            dsl.update(CHANNEL_ACCOUNTS).set(CHANNEL_ACCOUNTS.LOCKED_BY, "bulk")
+                    .set(CHANNEL_ACCOUNTS.LOCKED_AT, org.jooq.impl.DSL.currentOffsetDateTime())
+                    .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, org.jooq.impl.DSL.currentOffsetDateTime().plus(1))
+                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(CHANNEL_ACCOUNTS.PUBLIC_KEY.ne(last))).execute();
+            assertThat(pool.acquire(MINUTE, "finder")).map(ChannelAccount::publicKey).contains(last);
+            assertThat(pool.acquire(MINUTE, "too-late")).isEmpty();
+            assertThat(pool.stats()).isEqualTo(new PoolStats(size, 0, size, 0));
+        }
+    }
+
+    @Test
+    void everyKeyShapeIsReachableBecauseTheStartIsASlotNotAKey() {
+        ChannelAccountPool pool = new ChannelAccountPool(dsl, AcquireStrategy.RANDOM_START, new SplittableRandom(3)::nextDouble,
+                pause -> { });
+        List<String> odd = new ArrayList<>(List.of("acct-1", "acct-2", "zzz", "AAA", "0"));
+        pool.register(dsl, odd);
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < 200; i++) {
+            String key = pool.acquire(MINUTE, "o").orElseThrow().publicKey();
+            seen.add(key);
+            dsl.transaction(c -> pool.release(c.dsl(), key, "o"));
+        }
+        assertThat(seen).containsExactlyInAnyOrderElementsOf(odd);
+    }
+}
