@@ -1,0 +1,176 @@
+package dev.locksmith.advisory;
+
+import dev.locksmith.LockWait;
+import dev.locksmith.PgErrors;
+import dev.locksmith.Transactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * PostgreSQL advisory locks keyed by {@link AdvisoryKey} (namespace + business key).
+ *
+ * <p><b>Transaction-scoped</b> locks ({@code pg_advisory_xact_lock} and friends) are taken in the
+ * caller's open transaction and released by PostgreSQL when it commits or rolls back; nothing
+ * can leak. Prefer them.
+ *
+ * <p><b>Session-scoped</b> locks ({@code pg_advisory_lock}) outlive transactions and belong to a
+ * connection: each {@link SessionLock} holds one connection from the data source until it is
+ * closed, and unlocks on that same connection. Behind PgBouncer in transaction pooling mode,
+ * session locks are unsafe (the lock stays on a server connection that the pooler hands to
+ * other clients, and the unlock may run on a different one); use transaction-scoped locks there.
+ *
+ * <p>Waits follow {@link LockWait}: {@code forever()} blocks, {@code upTo(d)} fails with
+ * {@link dev.locksmith.LockNotAvailableException} after {@code d} (a transaction-scoped
+ * {@code lock_timeout}), and {@code noWait()}/{@code skipLocked()} are refused: use the
+ * {@code try} methods, which return at once.
+ */
+public final class AdvisoryLocks {
+
+    private final DataSource dataSource;
+
+    /** Advisory locks; {@code dataSource} provides the connections session locks hold. */
+    public AdvisoryLocks(DataSource dataSource) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    // ------------------------------------------------------------------ transaction-scoped
+
+    /** Takes an exclusive transaction-scoped lock, waiting as {@code wait} says. */
+    public void lock(DSLContext tx, AdvisoryKey key, LockWait wait) {
+        xact(tx, key, wait, "pg_advisory_xact_lock");
+    }
+
+    /** Takes a shared transaction-scoped lock (excludes only exclusive holders). */
+    public void lockShared(DSLContext tx, AdvisoryKey key, LockWait wait) {
+        xact(tx, key, wait, "pg_advisory_xact_lock_shared");
+    }
+
+    /** Tries an exclusive transaction-scoped lock without waiting. @return whether it was taken */
+    public boolean tryLock(DSLContext tx, AdvisoryKey key) {
+        return tryXact(tx, key, "pg_try_advisory_xact_lock");
+    }
+
+    /** Tries a shared transaction-scoped lock without waiting. @return whether it was taken */
+    public boolean tryLockShared(DSLContext tx, AdvisoryKey key) {
+        return tryXact(tx, key, "pg_try_advisory_xact_lock_shared");
+    }
+
+    private void xact(DSLContext tx, AdvisoryKey key, LockWait wait, String function) {
+        Objects.requireNonNull(key, "key");
+        requireBlocking(wait);
+        Transactions.requireOpen(tx, "a transaction-scoped advisory lock");
+        wait.run(tx, () -> tx.select(DSL.function(function, Object.class, DSL.val(key.classId()), DSL.val(key.objId())))
+                .fetch());
+    }
+
+    private boolean tryXact(DSLContext tx, AdvisoryKey key, String function) {
+        Objects.requireNonNull(key, "key");
+        Transactions.requireOpen(tx, "a transaction-scoped advisory lock");
+        return PgErrors.translating(() -> tx.select(DSL.function(function, SQLDataType.BOOLEAN, DSL.val(key.classId()),
+                DSL.val(key.objId()))).fetchSingle().value1());
+    }
+
+    // ------------------------------------------------------------------ session-scoped
+
+    /** Takes an exclusive session lock on a connection of its own, waiting as {@code wait} says. */
+    public SessionLock lockSession(AdvisoryKey key, LockWait wait) {
+        return session(key, wait, false);
+    }
+
+    /** Takes a shared session lock on a connection of its own, waiting as {@code wait} says. */
+    public SessionLock lockSessionShared(AdvisoryKey key, LockWait wait) {
+        return session(key, wait, true);
+    }
+
+    /** Tries an exclusive session lock; empty at once when another session holds it. */
+    public Optional<SessionLock> tryLockSession(AdvisoryKey key) {
+        return trySession(key, false);
+    }
+
+    /** Tries a shared session lock; empty at once when another session holds it exclusively. */
+    public Optional<SessionLock> tryLockSessionShared(AdvisoryKey key) {
+        return trySession(key, true);
+    }
+
+    private SessionLock session(AdvisoryKey key, LockWait wait, boolean shared) {
+        Objects.requireNonNull(key, "key");
+        requireBlocking(wait);
+        String function = shared ? "pg_advisory_lock_shared" : "pg_advisory_lock";
+        // In auto-commit mode the statement is its own transaction: set_config(..., true) bounds
+        // the wait of the lock call that follows it in the same statement, then vanishes, while
+        // the session lock stays.
+        String sql = wait.kind() == LockWait.Kind.BOUNDED
+                ? (shared ? "SELECT set_config('lock_timeout', ?, true), pg_advisory_lock_shared(?, ?)"
+                          : "SELECT set_config('lock_timeout', ?, true), pg_advisory_lock(?, ?)")
+                : (shared ? "SELECT NULL, pg_advisory_lock_shared(?, ?)" : "SELECT NULL, pg_advisory_lock(?, ?)");
+        Connection connection = open();
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            int i = 1;
+            if (wait.kind() == LockWait.Kind.BOUNDED) {
+                statement.setString(i++, Long.toString(wait.boundMillis()));
+            }
+            statement.setInt(i++, key.classId());
+            statement.setInt(i, key.objId());
+            statement.executeQuery().close();
+            return new SessionLock(key, shared, connection);
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(connection, e);
+            throw PgErrors.translate(new IllegalStateException(function + " " + key + " failed", e));
+        }
+    }
+
+    private Optional<SessionLock> trySession(AdvisoryKey key, boolean shared) {
+        Objects.requireNonNull(key, "key");
+        Connection connection = open();
+        try (PreparedStatement statement = connection.prepareStatement(
+                shared ? "SELECT pg_try_advisory_lock_shared(?, ?)" : "SELECT pg_try_advisory_lock(?, ?)")) {
+            statement.setInt(1, key.classId());
+            statement.setInt(2, key.objId());
+            boolean taken;
+            try (ResultSet rs = statement.executeQuery()) {
+                taken = rs.next() && rs.getBoolean(1);
+            }
+            if (!taken) {
+                connection.close();
+                return Optional.empty();
+            }
+            return Optional.of(new SessionLock(key, shared, connection));
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(connection, e);
+            throw PgErrors.translate(new IllegalStateException("try lock " + key + " failed", e));
+        }
+    }
+
+    private Connection open() {
+        try {
+            Connection connection = dataSource.getConnection();
+            connection.setAutoCommit(true);
+            return connection;
+        } catch (SQLException e) {
+            throw PgErrors.translate(e);
+        }
+    }
+
+    private static void closeQuietly(Connection connection, Exception failure) {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private static void requireBlocking(LockWait wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.kind() == LockWait.Kind.NO_WAIT || wait.kind() == LockWait.Kind.SKIP_LOCKED) {
+            throw new IllegalArgumentException(wait + " does not apply to advisory locks; use the try methods");
+        }
+    }
+}

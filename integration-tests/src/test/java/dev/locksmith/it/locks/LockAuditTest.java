@@ -1,0 +1,206 @@
+package dev.locksmith.it.locks;
+
+import static dev.locksmith.codegen.Tables.ACCOUNTS;
+import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
+import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.DeadlockException;
+import dev.locksmith.LockNotAvailableException;
+import dev.locksmith.LockWait;
+import dev.locksmith.LocksmithException;
+import dev.locksmith.audit.BlockingReport;
+import dev.locksmith.audit.LockAudit;
+import dev.locksmith.audit.LockAuditConfig;
+import dev.locksmith.codegen.tables.records.DeadlockEventRecord;
+import dev.locksmith.codegen.tables.records.LockWaitEventRecord;
+import dev.locksmith.it.Concurrently;
+import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.HeldTransaction;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The audit between real transactions: who waited, who held, who died. */
+class LockAuditTest extends DatabaseTest {
+
+    private LockAudit audit;
+    private long a;
+    private long b;
+
+    @BeforeEach
+    void setUp() {
+        dsl.deleteFrom(LOCK_WAIT_EVENT).execute();
+        dsl.deleteFrom(DEADLOCK_EVENT).execute();
+        audit = new LockAudit(dsl, LockAuditConfig.defaults().withProbe(Duration.ofMillis(20), Duration.ofMillis(20)));
+        a = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, BigDecimal.TEN).returning().fetchSingle().getId();
+        b = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, BigDecimal.TEN).returning().fetchSingle().getId();
+    }
+
+    @AfterEach
+    void closeAudit() {
+        audit.close();
+    }
+
+    private static Object lockRow(DSLContext tx, long id, LockWait wait) {
+        return wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetch();
+    }
+
+    @Test
+    void lockTimeoutBetweenTwoTransactionsRecordsOneEventWithWaiterHolderAndResource() throws Exception {
+        AtomicReference<UUID> holderId = new AtomicReference<>();
+        AtomicReference<UUID> waiterId = new AtomicReference<>();
+        LockWait bounded = LockWait.upTo(Duration.ofMillis(300));
+        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
+            holderId.set(audit.tag(tx).txnId());
+            lockRow(tx, a, LockWait.forever());
+        })) {
+            assertThatThrownBy(() -> dsl.transaction(c -> {
+                waiterId.set(audit.tag(c.dsl()).txnId());
+                audit.guard(c.dsl(), "accounts:" + a, bounded, () -> lockRow(c.dsl(), a, bounded));
+            })).isInstanceOf(LockNotAvailableException.class);
+            holder.commit();
+        }
+
+        List<LockWaitEventRecord> events = dsl.selectFrom(LOCK_WAIT_EVENT).fetch();
+        assertThat(events).hasSize(1);
+        LockWaitEventRecord event = events.get(0);
+        assertThat(event.getWaiterTxnId()).isEqualTo(waiterId.get());
+        assertThat(event.getHolderTxnId()).isEqualTo(holderId.get());
+        assertThat(event.getResourceId()).isEqualTo("accounts:" + a);
+        assertThat(event.getOutcome()).isEqualTo("timeout");
+        assertThat(event.getWaitMs()).isGreaterThanOrEqualTo(270L);
+        assertThat(dsl.fetchCount(DEADLOCK_EVENT)).isZero();
+    }
+
+    @Test
+    void successfulWaitsAreRecordedOnlyAboveTheThresholdAndTheTagDoesNotOutliveTheTransaction() throws Exception {
+        LockAudit slow = new LockAudit(dsl, LockAuditConfig.defaults().withSlowWaitThreshold(Duration.ofMillis(100))
+                .withProbe(Duration.ofMillis(20), Duration.ofMillis(20)));
+        try {
+            dsl.transaction(c -> slow.guard(c.dsl(), "accounts:" + a, LockWait.forever(),
+                    () -> lockRow(c.dsl(), a, LockWait.forever())));
+            assertThat(dsl.fetchCount(LOCK_WAIT_EVENT)).isZero();
+
+            HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a, LockWait.forever()));
+            CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> dsl.transaction(c ->
+                    slow.guard(c.dsl(), "accounts:" + a, LockWait.forever(), () -> lockRow(c.dsl(), a, LockWait.forever()))));
+            // release the holder once the waiter is visibly blocked
+            awaitBlocked();
+            dsl.execute("SELECT pg_sleep(0.15)");
+            holder.commit();
+            waiter.get(30, TimeUnit.SECONDS);
+        } finally {
+            slow.close();
+        }
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement()
+                .satisfies(e -> assertThat(e.getOutcome()).isEqualTo("acquired"));
+        for (int i = 0; i < poolSize(); i++) {
+            assertThat(dsl.fetchValue("SELECT current_setting('application_name')").toString()).doesNotStartWith("locksmith:");
+        }
+    }
+
+    @Test
+    void provokedDeadlockRecordsOneEventNamingBothTransactionsAndTheVictim() throws Exception {
+        CyclicBarrier bothHoldFirst = new CyclicBarrier(2);
+        record Outcome(UUID txnId, LocksmithException failure) {
+        }
+        List<Outcome> outcomes = Concurrently.run(2, 60, thread -> {
+            AtomicReference<UUID> me = new AtomicReference<>();
+            try {
+                dsl.transaction(c -> {
+                    DSLContext tx = c.dsl();
+                    me.set(audit.tag(tx).txnId());
+                    tx.select(DSL.field("set_config('deadlock_timeout', '200ms', true)")).fetch();
+                    long first = thread == 0 ? a : b;
+                    long second = thread == 0 ? b : a;
+                    audit.guard(tx, "accounts:" + first, LockWait.forever(), () -> lockRow(tx, first, LockWait.forever()));
+                    bothHoldFirst.await(30, TimeUnit.SECONDS);
+                    audit.guard(tx, "accounts:" + second, LockWait.forever(), () -> lockRow(tx, second, LockWait.forever()));
+                });
+                return new Outcome(me.get(), null);
+            } catch (LocksmithException e) {
+                return new Outcome(me.get(), e);
+            }
+        });
+
+        Outcome victim = outcomes.stream().filter(o -> o.failure() != null).findFirst().orElseThrow();
+        assertThat(victim.failure()).isInstanceOf(DeadlockException.class);
+        assertThat(outcomes.stream().filter(o -> o.failure() == null)).hasSize(1);
+        List<DeadlockEventRecord> events = dsl.selectFrom(DEADLOCK_EVENT).fetch();
+        assertThat(events).hasSize(1);
+        DeadlockEventRecord event = events.get(0);
+        assertThat(event.getVictimTxnId()).isEqualTo(victim.txnId());
+        assertThat(event.getTxnIds().data()).contains(outcomes.get(0).txnId().toString())
+                .contains(outcomes.get(1).txnId().toString());
+        assertThat(event.getDetail()).contains("blocked by process");
+    }
+
+    @Test
+    void blockingReportShowsABlockedSessionAndItsBlocker() throws Exception {
+        AtomicReference<UUID> holderId = new AtomicReference<>();
+        HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
+            holderId.set(audit.tag(tx).txnId());
+            lockRow(tx, b, LockWait.forever());
+        });
+        CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> dsl.transaction(c ->
+                lockRow(c.dsl(), b, LockWait.forever())));
+        try {
+            List<BlockingReport.BlockedSession> blocked = awaitBlocked();
+            assertThat(blocked).hasSize(1);
+            BlockingReport.BlockedSession session = blocked.get(0);
+            assertThat(session.blockers()).singleElement().satisfies(blocker -> {
+                assertThat(blocker.pid()).isEqualTo(holder.backendPid());
+                assertThat(blocker.txnId()).contains(holderId.get());
+                assertThat(blocker.state()).isEqualTo("idle in transaction");
+            });
+            assertThat(session.query()).containsIgnoringCase("for update");
+            assertThat(session.lockType()).isEqualTo("transactionid");
+        } finally {
+            holder.commit();
+            waiter.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(new BlockingReport(dsl).blockedSessions()).isEmpty();
+    }
+
+    @Test
+    void retentionDeletesOldEventsInBatches() {
+        java.time.OffsetDateTime old = java.time.OffsetDateTime.now().minusDays(10);
+        for (int i = 0; i < 5; i++) {
+            dsl.insertInto(LOCK_WAIT_EVENT).set(LOCK_WAIT_EVENT.WAITER_TXN_ID, UUID.randomUUID())
+                    .set(LOCK_WAIT_EVENT.RESOURCE_ID, "r").set(LOCK_WAIT_EVENT.WAIT_START, old)
+                    .set(LOCK_WAIT_EVENT.WAIT_END, old).set(LOCK_WAIT_EVENT.OUTCOME, "timeout").execute();
+        }
+        dsl.insertInto(DEADLOCK_EVENT).set(DEADLOCK_EVENT.TXN_IDS, org.jooq.JSONB.valueOf("[]"))
+                .set(DEADLOCK_EVENT.DETECTED_AT, old).execute();
+        dsl.insertInto(DEADLOCK_EVENT).set(DEADLOCK_EVENT.TXN_IDS, org.jooq.JSONB.valueOf("[]")).execute();
+        assertThat(audit.deleteOlderThan(Duration.ofDays(1), 2)).isEqualTo(6);
+        assertThat(dsl.fetchCount(DEADLOCK_EVENT)).isEqualTo(1);
+        assertThatThrownBy(() -> audit.deleteOlderThan(Duration.ofDays(1), 0)).hasMessageContaining("batchSize");
+    }
+
+    /** Polls the blocking report (a database state) until a session is blocked; bounded. */
+    private List<BlockingReport.BlockedSession> awaitBlocked() {
+        BlockingReport report = new BlockingReport(dsl);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            List<BlockingReport.BlockedSession> blocked = report.blockedSessions();
+            if (!blocked.isEmpty()) {
+                return blocked;
+            }
+            dsl.execute("SELECT pg_sleep(0.01)");
+        }
+        throw new AssertionError("no session became blocked within 10 s");
+    }
+}
