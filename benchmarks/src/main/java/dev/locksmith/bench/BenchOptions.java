@@ -1,0 +1,39 @@
+package dev.locksmith.bench;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How long and how often to measure.
+ *
+ * @param warmup run before measuring, discarded
+ * @param duration measured time per run
+ * @param runs repetitions of every case and variant (library and raw alternate which goes first)
+ * @param workers worker counts to use instead of each workload's defaults; empty for the defaults
+ * @param quick a reduced matrix (the demo)
+ */
+public record BenchOptions(Duration warmup, Duration duration, int runs, List<Integer> workers, boolean quick) {
+
+    public BenchOptions {
+        Objects.requireNonNull(warmup, "warmup");
+        Objects.requireNonNull(duration, "duration");
+        if (warmup.isNegative() || duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException("warmup must be >= 0 and duration > 0");
+        }
+        if (runs < 1) {
+            throw new IllegalArgumentException("runs must be at least 1, was " + runs);
+        }
+        workers = List.copyOf(workers);
+        for (int w : workers) {
+            if (w < 1 || w > 256) {
+                throw new IllegalArgumentException("workers must be between 1 and 256, was " + w);
+            }
+        }
+    }
+
+    /** The given worker counts, or {@code defaults} when none were given. */
+    public List<Integer> workersOr(List<Integer> defaults) {
+        return workers.isEmpty() ? defaults : workers;
+    }
+}

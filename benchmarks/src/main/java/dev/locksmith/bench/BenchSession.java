@@ -1,0 +1,91 @@
+package dev.locksmith.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.provisioning.PostgresServer;
+import dev.locksmith.provisioning.ScratchDatabase;
+import dev.locksmith.provisioning.ServerSettings;
+import dev.locksmith.schema.AppliedChangeSet;
+import dev.locksmith.schema.LocksmithSchema;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.conf.Settings;
+import org.jooq.impl.DSL;
+
+/**
+ * A PostgreSQL obtained the shared way, a migrated scratch database on it, and a HikariCP pool;
+ * closing drops the database (and stops a server this process started).
+ */
+public final class BenchSession implements AutoCloseable {
+
+    private final PostgresServer server;
+    private final ScratchDatabase database;
+    private final List<AppliedChangeSet> applied;
+    private final HikariDataSource pool;
+    private final DSLContext dsl;
+
+    /** Obtains the server, creates and migrates a scratch database, and opens a pool of {@code poolSize}. */
+    public BenchSession(ServerSettings settings, int poolSize) {
+        this.server = PostgresServer.start(settings);
+        try {
+            this.database = server.scratch("locksmith_bench").create("bench");
+            this.applied = LocksmithSchema.migrate(database.dataSource());
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(database.jdbcUrl());
+            config.setUsername(database.user());
+            config.setPassword(database.password());
+            config.setMaximumPoolSize(poolSize);
+            config.setMinimumIdle(0);
+            config.setPoolName("locksmith-bench");
+            this.pool = new HikariDataSource(config);
+            // Execute logging off, as a production DSLContext would have it: jOOQ's LoggerListener
+            // otherwise runs on every statement, even when nothing is logged.
+            this.dsl = DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false));
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    /** The server. */
+    public PostgresServer server() {
+        return server;
+    }
+
+    /** The scratch database. */
+    public ScratchDatabase database() {
+        return database;
+    }
+
+    /** Change sets applied to it. */
+    public List<AppliedChangeSet> applied() {
+        return applied;
+    }
+
+    /** The workloads by name, in the order they run. */
+    public Map<String, Workload> workloads() {
+        Map<String, Workload> all = new LinkedHashMap<>();
+        for (Workload w : List.of(QueueWorkloads.queueTx(pool, dsl), QueueWorkloads.queueLease(pool, dsl),
+                new DrainWorkload(pool, dsl), new PoolWorkload(pool, dsl), new TransferWorkload(pool, dsl))) {
+            all.put(w.name(), w);
+        }
+        return all;
+    }
+
+    /** Workloads that only run when named: {@code sustained} (use --duration 300). */
+    public Map<String, Workload> onRequest() {
+        return Map.of("sustained", new SustainedWorkload(pool, dsl));
+    }
+
+    @Override
+    public void close() {
+        try {
+            pool.close();
+        } finally {
+            server.close();
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package dev.locksmith.bench;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/** Plain JDBC helpers for the raw baselines: a pooled connection per transaction, as the library does. */
+final class Jdbc {
+
+    @FunctionalInterface
+    interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private Jdbc() {
+    }
+
+    /** Runs {@code work} in one transaction on a connection borrowed from {@code ds}. */
+    static <T> T inTransaction(DataSource ds, Work<T> work) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                T result = work.run(c);
+                c.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        }
+    }
+
+    /** Runs {@code work} in auto-commit mode on a borrowed connection. */
+    static <T> T autoCommit(DataSource ds, Work<T> work) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            return work.run(c);
+        }
+    }
+
+    /** Executes a statement with bind values. */
+    static int update(Connection c, String sql, Object... binds) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < binds.length; i++) {
+                s.setObject(i + 1, binds[i]);
+            }
+            return s.executeUpdate();
+        }
+    }
+
+    /** A single long from a query with bind values. */
+    static long queryLong(Connection c, String sql, Object... binds) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < binds.length; i++) {
+                s.setObject(i + 1, binds[i]);
+            }
+            try (var rs = s.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}

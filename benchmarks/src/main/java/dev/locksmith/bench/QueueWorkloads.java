@@ -1,0 +1,232 @@
+package dev.locksmith.bench;
+
+import dev.locksmith.jobs.Claim;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+
+/** queue-tx (transactional claims) and queue-lease (leased claims with batched completion). */
+final class QueueWorkloads {
+
+    static final String QUEUE = "bench";
+    static final String RETURNING = "RETURNING id, queue, shard, kind, payload, priority, run_at, status, attempts, "
+            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, updated_at, finished_at";
+    static final String CLAIMABLE = "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= now() "
+            + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+    static final String RAW_TX_CLAIM = "DELETE FROM jobs WHERE id IN (" + CLAIMABLE + ") " + RETURNING;
+    static final String RAW_LEASE_CLAIM = "UPDATE jobs SET status = 'running', locked_by = ?, "
+            + "locked_until = now() + ?::interval, attempts = attempts + 1, updated_at = now() WHERE id IN ("
+            + CLAIMABLE + ") " + RETURNING;
+
+    private QueueWorkloads() {
+    }
+
+    /** Empties the table and fills it with {@code count} due no-op jobs. */
+    static void refill(DataSource ds, long count) throws SQLException {
+        Jdbc.autoCommit(ds, c -> {
+            Jdbc.update(c, "TRUNCATE jobs");
+            Jdbc.update(c, "INSERT INTO jobs (queue, kind) SELECT ?, 'noop' FROM generate_series(1, ?)", QUEUE, count);
+            Jdbc.update(c, "ANALYZE jobs");
+            return null;
+        });
+    }
+
+    /** Reads every returned row as the library does, so both sides pay for materializing jobs. */
+    static int readRows(ResultSet rs, List<Long> ids) throws SQLException {
+        int n = 0;
+        while (rs.next()) {
+            ids.add(rs.getLong(1));
+            rs.getString(2);
+            rs.getInt(3);
+            rs.getString(4);
+            rs.getString(5);
+            rs.getInt(6);
+            rs.getObject(7);
+            rs.getString(8);
+            rs.getInt(9);
+            rs.getInt(10);
+            rs.getString(11);
+            rs.getObject(12);
+            n++;
+        }
+        return n;
+    }
+
+    /** Base of the queue variants: jobs are prefilled; a run ends when time is up or the queue is empty. */
+    abstract static class Prefilled implements Workload.Variant {
+        final DataSource ds;
+        final long prefill;
+
+        Prefilled(DataSource ds, long prefill) {
+            this.ds = ds;
+            this.prefill = prefill;
+        }
+
+        @Override
+        public void prepare() throws Exception {
+            refill(ds, prefill);
+        }
+
+        @Override
+        public boolean stopsWhenEmpty() {
+            return true;
+        }
+
+        /** Jobs neither claimed nor still pending: lost work. Claimed jobs are deleted. */
+        @Override
+        public long verify() throws Exception {
+            return Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c,
+                    "SELECT count(*) FROM jobs WHERE status NOT IN ('pending')"));
+        }
+    }
+
+    static Workload queueTx(DataSource ds, DSLContext dsl) {
+        return new Workload() {
+            @Override
+            public String name() {
+                return "queue-tx";
+            }
+
+            @Override
+            public List<Case> cases(BenchOptions o) {
+                JobQueue queue = new JobQueue(dsl);
+                List<Case> cases = new ArrayList<>();
+                List<Integer> batches = o.quick() ? List.of(1, 10) : List.of(1, 10, 100);
+                for (int batch : batches) {
+                    for (int workers : o.workersOr(o.quick() ? List.of(1, 4) : List.of(1, 2, 4, 8, 16))) {
+                        long prefill = prefill(o, batch == 1 ? 15_000 : batch == 10 ? 60_000 : 120_000);
+                        Claim claim = Claim.of(QUEUE, batch);
+                        Variant library = new Prefilled(ds, prefill) {
+                            @Override
+                            public Op op(int worker) {
+                                return () -> dsl.transactionResult(c -> queue.claimInTransaction(c.dsl(), claim).size());
+                            }
+                        };
+                        Variant raw = new Prefilled(ds, prefill) {
+                            @Override
+                            public Op op(int worker) {
+                                return () -> Jdbc.inTransaction(ds, c -> {
+                                    try (PreparedStatement s = c.prepareStatement(RAW_TX_CLAIM)) {
+                                        s.setString(1, QUEUE);
+                                        s.setInt(2, batch);
+                                        try (ResultSet rs = s.executeQuery()) {
+                                            return readRows(rs, new ArrayList<>());
+                                        }
+                                    }
+                                });
+                            }
+                        };
+                        cases.add(new Case("batch=" + batch, workers, "jobs/s", library, raw));
+                    }
+                }
+                return cases;
+            }
+        };
+    }
+
+    static Workload queueLease(DataSource ds, DSLContext dsl) {
+        return new Workload() {
+            @Override
+            public String name() {
+                return "queue-lease";
+            }
+
+            @Override
+            public List<Case> cases(BenchOptions o) {
+                JobQueue queue = new JobQueue(dsl, JobQueueConfig.defaults());
+                Duration lease = Duration.ofMinutes(5);
+                List<Case> cases = new ArrayList<>();
+                List<Integer> batches = o.quick() ? List.of(1, 100) : List.of(1, 10, 100, 500);
+                for (int batch : batches) {
+                    for (int workers : o.workersOr(o.quick() ? List.of(4) : List.of(1, 4, 16, 64))) {
+                        long prefill = prefill(o, batch == 1 ? 8_000 : batch == 10 ? 40_000 : 80_000);
+                        Claim claim = Claim.of(QUEUE, batch);
+                        Variant library = new Prefilled(ds, prefill) {
+                            @Override
+                            public Op op(int worker) {
+                                String me = "lib-" + worker;
+                                return () -> {
+                                    List<Job> jobs = queue.claim(claim, lease, me);
+                                    if (!jobs.isEmpty()) {
+                                        dsl.transaction(c -> queue.completeAll(c.dsl(), jobs));
+                                    }
+                                    return jobs.size();
+                                };
+                            }
+                        };
+                        Variant raw = new Prefilled(ds, prefill) {
+                            @Override
+                            public Op op(int worker) {
+                                String me = "raw-" + worker;
+                                return () -> {
+                                    List<long[]> claimed = Jdbc.autoCommit(ds, c -> rawLeaseClaim(c, me, batch));
+                                    if (!claimed.isEmpty()) {
+                                        Jdbc.inTransaction(ds, c -> rawCompleteAll(c, me, claimed));
+                                    }
+                                    return claimed.size();
+                                };
+                            }
+                        };
+                        cases.add(new Case("batch=" + batch, workers, "jobs/s", library, raw));
+                    }
+                }
+                return cases;
+            }
+        };
+    }
+
+    /** The raw lease claim: returns (id, attempts) of each leased job, reading columns as the library maps them. */
+    static List<long[]> rawLeaseClaim(Connection c, String worker, int batch) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(RAW_LEASE_CLAIM)) {
+            s.setString(1, worker);
+            s.setString(2, "300 seconds");
+            s.setString(3, QUEUE);
+            s.setInt(4, batch);
+            List<long[]> claimed = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    claimed.add(new long[] {rs.getLong(1), rs.getInt(9)});
+                    rs.getString(2);
+                    rs.getString(4);
+                    rs.getString(5);
+                    rs.getObject(7);
+                    rs.getObject(12);
+                }
+            }
+            return claimed;
+        }
+    }
+
+    static int rawCompleteAll(Connection c, String worker, List<long[]> claimed) throws SQLException {
+        // Same statement shape as JobQueue.completeAll: a row-value IN list of (id, locked_by, attempts).
+        StringBuilder sql = new StringBuilder("DELETE FROM jobs WHERE status = 'running' AND (id, locked_by, attempts) IN (");
+        for (int i = 0; i < claimed.size(); i++) {
+            sql.append(i == 0 ? "(?, ?, ?)" : ", (?, ?, ?)");
+        }
+        sql.append(')');
+        try (PreparedStatement s = c.prepareStatement(sql.toString())) {
+            int i = 1;
+            for (long[] job : claimed) {
+                s.setLong(i++, job[0]);
+                s.setString(i++, worker);
+                s.setInt(i++, (int) job[1]);
+            }
+            return s.executeUpdate();
+        }
+    }
+
+    /** Enough jobs for warm-up plus duration at {@code ratePerSecond}, capped at 2 million. */
+    static long prefill(BenchOptions o, long ratePerSecond) {
+        double seconds = (o.warmup().toMillis() + o.duration().toMillis()) / 1000.0;
+        return Math.min(2_000_000, (long) (ratePerSecond * seconds * 1.5) + 1000);
+    }
+}

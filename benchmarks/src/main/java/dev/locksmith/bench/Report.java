@@ -1,0 +1,221 @@
+package dev.locksmith.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Benchmark results as a text table, JSON, CSV and an SVG chart of throughput against workers.
+ * Library and raw results of the same case sit on one row with their ratio.
+ */
+public final class Report {
+
+    /** A library result and, where there is one, the raw baseline of the same case. */
+    public record Row(Result library, Optional<Result> raw) {
+
+        /** Median library throughput over median raw throughput. */
+        public Optional<Double> ratio() {
+            return raw.filter(r -> r.median() > 0).map(r -> library.median() / r.median());
+        }
+    }
+
+    private final List<Row> rows;
+
+    /** A report over {@code results}, pairing each library result with its raw baseline. */
+    public Report(List<Result> results) {
+        Map<String, Result> raw = new LinkedHashMap<>();
+        for (Result r : results) {
+            if (r.variant().equals("raw")) {
+                raw.put(key(r), r);
+            }
+        }
+        List<Row> paired = new ArrayList<>();
+        for (Result r : results) {
+            if (r.variant().equals("library")) {
+                paired.add(new Row(r, Optional.ofNullable(raw.get(key(r)))));
+            }
+        }
+        this.rows = List.copyOf(paired);
+    }
+
+    private static String key(Result r) {
+        return r.workload() + "|" + r.config() + "|" + r.workers();
+    }
+
+    /** The paired rows, in run order. */
+    public List<Row> rows() {
+        return rows;
+    }
+
+    /** Total correctness violations over every result. */
+    public long violations() {
+        return rows.stream().mapToLong(r -> r.library().violations() + r.raw().map(Result::violations).orElse(0L)).sum();
+    }
+
+    /** A fixed-width table for terminals and the README. */
+    public String table() {
+        StringBuilder out = new StringBuilder();
+        String header = String.format(Locale.ROOT, "| %-11s | %-26s | %7s | %-28s | %-28s | %6s | %-17s | %s |%n", "workload",
+                "config", "workers", "library median [min-max]", "raw median [min-max]", "lib/raw", "p50 / p99 ms",
+                "violations");
+        out.append(header);
+        out.append(header.replaceAll("[^|\n]", "-"));
+        for (Row row : rows) {
+            Result lib = row.library();
+            String latency = lib.p50Millis().map(p50 -> String.format(Locale.ROOT, "%.2f / %.2f", p50,
+                    lib.p99Millis().orElse(Double.NaN))).orElse("");
+            String extras = lib.extras().isEmpty() ? "" : " " + extras(lib.extras());
+            out.append(String.format(Locale.ROOT, "| %-11s | %-26s | %7d | %-28s | %-28s | %6s | %-17s | %d%s |%n",
+                    lib.workload(), lib.config(), lib.workers(), spread(lib),
+                    row.raw().map(Report::spread).orElse("n/a"),
+                    row.ratio().map(x -> String.format(Locale.ROOT, "%.2f", x)).orElse("n/a"), latency,
+                    lib.violations() + row.raw().map(Result::violations).orElse(0L), extras));
+        }
+        return out.toString();
+    }
+
+    private static String spread(Result r) {
+        return String.format(Locale.ROOT, "%,.0f [%,.0f-%,.0f] %s", r.median(), r.min(), r.max(), r.unit());
+    }
+
+    private static String extras(Map<String, Double> extras) {
+        List<String> parts = new ArrayList<>();
+        new TreeMap<>(extras).forEach((k, v) -> parts.add(String.format(Locale.ROOT, "%s=%.2f", k, v)));
+        return String.join(" ", parts);
+    }
+
+    /** Every result as JSON (an array of objects), for machines. */
+    public String json() {
+        List<String> items = new ArrayList<>();
+        for (Row row : rows) {
+            items.add(json(row.library(), row.ratio()));
+            row.raw().ifPresent(r -> items.add(json(r, Optional.empty())));
+        }
+        return "[\n  " + String.join(",\n  ", items) + "\n]\n";
+    }
+
+    private static String json(Result r, Optional<Double> ratio) {
+        StringBuilder s = new StringBuilder("{");
+        s.append("\"workload\":").append(quote(r.workload()));
+        s.append(",\"config\":").append(quote(r.config()));
+        s.append(",\"workers\":").append(r.workers());
+        s.append(",\"variant\":").append(quote(r.variant()));
+        s.append(",\"unit\":").append(quote(r.unit()));
+        s.append(",\"runs\":").append(r.throughput().stream().map(Report::number).toList().toString().replace(" ", ""));
+        s.append(",\"median\":").append(number(r.median()));
+        s.append(",\"min\":").append(number(r.min()));
+        s.append(",\"max\":").append(number(r.max()));
+        r.p50Millis().ifPresent(v -> s.append(",\"p50_ms\":").append(number(v)));
+        r.p99Millis().ifPresent(v -> s.append(",\"p99_ms\":").append(number(v)));
+        ratio.ifPresent(v -> s.append(",\"library_over_raw\":").append(number(v)));
+        s.append(",\"violations\":").append(r.violations());
+        new TreeMap<>(r.extras()).forEach((k, v) -> s.append(",").append(quote(k)).append(":").append(number(v)));
+        return s.append("}").toString();
+    }
+
+    /** Every result as CSV, one line per variant. */
+    public String csv() {
+        StringBuilder out = new StringBuilder("workload,config,workers,variant,unit,median,min,max,p50_ms,p99_ms,library_over_raw,violations\n");
+        for (Row row : rows) {
+            csv(out, row.library(), row.ratio());
+            row.raw().ifPresent(r -> csv(out, r, Optional.empty()));
+        }
+        return out.toString();
+    }
+
+    private static void csv(StringBuilder out, Result r, Optional<Double> ratio) {
+        out.append(String.join(",", csvField(r.workload()), csvField(r.config()), Integer.toString(r.workers()),
+                r.variant(), csvField(r.unit()), number(r.median()), number(r.min()), number(r.max()),
+                r.p50Millis().map(Report::number).orElse(""), r.p99Millis().map(Report::number).orElse(""),
+                ratio.map(Report::number).orElse(""), Long.toString(r.violations()))).append('\n');
+    }
+
+    /**
+     * An SVG chart per workload: median throughput (y) against workers (x), one line per config
+     * and variant (raw dashed).
+     */
+    public String svg() {
+        Map<String, List<Row>> byWorkload = new LinkedHashMap<>();
+        rows.forEach(r -> byWorkload.computeIfAbsent(r.library().workload(), k -> new ArrayList<>()).add(r));
+        int panelW = 520;
+        int panelH = 300;
+        int cols = 2;
+        int panels = byWorkload.size();
+        int width = cols * panelW;
+        int height = Math.max(1, (panels + cols - 1) / cols) * panelH;
+        StringBuilder svg = new StringBuilder(String.format(Locale.ROOT,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">%n"
+                        + "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n", width, height));
+        String[] colors = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+        int index = 0;
+        for (var entry : byWorkload.entrySet()) {
+            int ox = (index % cols) * panelW;
+            int oy = (index / cols) * panelH;
+            index++;
+            List<Row> wr = entry.getValue();
+            double maxY = wr.stream().mapToDouble(r -> Math.max(r.library().median(),
+                    r.raw().map(Result::median).orElse(0.0))).max().orElse(1);
+            int maxX = wr.stream().mapToInt(r -> r.library().workers()).max().orElse(1);
+            double plotX = ox + 60;
+            double plotY = oy + 30;
+            double plotW = panelW - 90;
+            double plotH = panelH - 80;
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">%s (%s)</text>%n",
+                    ox + 10, oy + 18, escape(entry.getKey()), escape(wr.get(0).library().unit())));
+            svg.append(String.format(Locale.ROOT, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#999\"/>%n",
+                    plotX, plotY, plotW, plotH));
+            svg.append(String.format(Locale.ROOT, "<text x=\"%.0f\" y=\"%.0f\">%,.0f</text><text x=\"%.0f\" y=\"%.0f\">0</text>"
+                    + "<text x=\"%.0f\" y=\"%.0f\">workers (log2) 1..%d</text>%n", ox + 2.0, plotY + 10, maxY, ox + 40.0, plotY + plotH,
+                    plotX + plotW / 2 - 40, plotY + plotH + 16, maxX));
+            Map<String, List<Row>> byConfig = new LinkedHashMap<>();
+            wr.forEach(r -> byConfig.computeIfAbsent(r.library().config(), k -> new ArrayList<>()).add(r));
+            int line = 0;
+            for (var config : byConfig.entrySet()) {
+                String color = colors[line % colors.length];
+                List<Row> points = config.getValue();
+                svg.append(polyline(points, false, color, plotX, plotY, plotW, plotH, maxX, maxY));
+                if (points.stream().allMatch(r -> r.raw().isPresent())) {
+                    svg.append(polyline(points, true, color, plotX, plotY, plotW, plotH, maxX, maxY));
+                }
+                svg.append(String.format(Locale.ROOT, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>%n", plotX + 4,
+                        plotY + 14 + 12 * line, color, escape(config.getKey() + " (raw dashed)")));
+                line++;
+            }
+        }
+        return svg.append("</svg>\n").toString();
+    }
+
+    private static String polyline(List<Row> points, boolean raw, String color, double x0, double y0, double w, double h,
+            int maxX, double maxY) {
+        StringBuilder pts = new StringBuilder();
+        double logMax = Math.max(1, Math.log(maxX) / Math.log(2));
+        for (Row r : points) {
+            double value = raw ? r.raw().orElseThrow().median() : r.library().median();
+            double x = x0 + (maxX == 1 ? w / 2 : w * (Math.log(r.library().workers()) / Math.log(2)) / logMax);
+            double y = y0 + h - (maxY <= 0 ? 0 : h * value / maxY);
+            pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+        }
+        return String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>%n",
+                pts.toString().trim(), color, raw ? " stroke-dasharray=\"5,4\"" : "");
+    }
+
+    private static String number(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : "null";
+    }
+
+    private static String quote(String s) {
+        return '"' + s.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+    }
+
+    private static String csvField(String s) {
+        return s.contains(",") || s.contains("\"") ? '"' + s.replace("\"", "\"\"") + '"' : s;
+    }
+
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+}

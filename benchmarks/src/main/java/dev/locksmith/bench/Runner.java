@@ -1,0 +1,163 @@
+package dev.locksmith.bench;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * Runs cases: each variant of each case is run {@code runs} times, library and raw alternating
+ * which goes first, after a warm-up, for a fixed duration (or until the work runs out).
+ */
+public final class Runner {
+
+    private final BenchOptions options;
+    private final Consumer<String> progress;
+
+    /** A runner reporting each step to {@code progress}. */
+    public Runner(BenchOptions options, Consumer<String> progress) {
+        this.options = options;
+        this.progress = progress;
+    }
+
+    /** Progress steps that running {@code workloads} will report: one per variant per run. */
+    public int steps(Iterable<Workload> workloads) {
+        int steps = 0;
+        for (Workload w : workloads) {
+            for (Workload.Case c : w.cases(options)) {
+                steps += options.runs() * (c.raw() == null ? 1 : 2);
+            }
+        }
+        return steps;
+    }
+
+    /** Runs every case of {@code workload}. */
+    public List<Result> run(Workload workload) throws Exception {
+        List<Result> results = new ArrayList<>();
+        for (Workload.Case c : workload.cases(options)) {
+            results.addAll(runCase(workload.name(), c));
+        }
+        return results;
+    }
+
+    private List<Result> runCase(String workload, Workload.Case c) throws Exception {
+        Map<String, Workload.Variant> variants = new java.util.LinkedHashMap<>();
+        variants.put("library", c.library());
+        if (c.raw() != null) {
+            variants.put("raw", c.raw());
+        }
+        Map<String, List<Double>> throughput = new HashMap<>();
+        Map<String, List<Latencies>> latencies = new HashMap<>();
+        Map<String, Long> violations = new HashMap<>();
+        Map<String, Map<String, List<Double>>> extras = new HashMap<>();
+        for (int run = 1; run <= options.runs(); run++) {
+            List<String> order = new ArrayList<>(variants.keySet());
+            if (run % 2 == 0) {
+                java.util.Collections.reverse(order);
+            }
+            for (String name : order) {
+                progress.accept(String.format("%s %s workers=%d %s run %d/%d", workload, c.config(), c.workers(), name,
+                        run, options.runs()));
+                Workload.Variant variant = variants.get(name);
+                variant.prepare();
+                List<Latencies> lat = new CopyOnWriteArrayList<>();
+                double rate = variant instanceof Workload.SelfTimed self ? self.measure() : measure(c, variant, lat);
+                throughput.computeIfAbsent(name, k -> new ArrayList<>()).add(rate);
+                latencies.computeIfAbsent(name, k -> new ArrayList<>()).addAll(lat);
+                violations.merge(name, variant.verify(), Long::sum);
+                variant.extras().forEach((k, v) -> extras.computeIfAbsent(name, n -> new HashMap<>())
+                        .computeIfAbsent(k, n -> new ArrayList<>()).add(v));
+            }
+        }
+        List<Result> results = new ArrayList<>();
+        for (String name : variants.keySet()) {
+            Optional<Double> p50 = Optional.empty();
+            Optional<Double> p99 = Optional.empty();
+            long[] all = Latencies.mergeSorted(latencies.get(name));
+            if (all.length > 0) {
+                p50 = Optional.of(Stats.percentile(all, 50) / 1e6);
+                p99 = Optional.of(Stats.percentile(all, 99) / 1e6);
+            }
+            Map<String, Double> medians = new HashMap<>();
+            extras.getOrDefault(name, Map.of()).forEach((k, v) -> medians.put(k, Stats.median(v)));
+            results.add(new Result(workload, c.config(), c.workers(), name, c.unit(), throughput.get(name),
+                    p50, p99, violations.getOrDefault(name, 0L), medians));
+        }
+        return results;
+    }
+
+    private double measure(Workload.Case c, Workload.Variant variant, List<Latencies> latencies) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicBoolean measuring = new AtomicBoolean();
+        AtomicLong units = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        AtomicInteger active = new AtomicInteger(c.workers());
+        AtomicLong lastExhausted = new AtomicLong();
+        CountDownLatch allDone = new CountDownLatch(c.workers());
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < c.workers(); w++) {
+            Workload.Op op = variant.op(w);
+            Latencies mine = new Latencies();
+            latencies.add(mine);
+            Thread t = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        long start = System.nanoTime();
+                        int done;
+                        try {
+                            done = op.run();
+                        } catch (Exception e) {
+                            errors.incrementAndGet();
+                            continue;
+                        }
+                        if (measuring.get()) {
+                            units.addAndGet(done);
+                            if (variant.timed() && done > 0) {
+                                mine.record(System.nanoTime() - start);
+                            }
+                        }
+                        if (done == 0 && variant.stopsWhenEmpty()) {
+                            break;
+                        }
+                    }
+                } finally {
+                    if (active.decrementAndGet() == 0) {
+                        lastExhausted.set(System.nanoTime());
+                    }
+                    allDone.countDown();
+                }
+            }, "bench-" + w);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+        if (!options.warmup().isZero() && !variant.untilExhausted()) {
+            allDone.await(options.warmup().toNanos(), TimeUnit.NANOSECONDS);
+        }
+        long begin = System.nanoTime();
+        measuring.set(true);
+        long limit = variant.untilExhausted() ? TimeUnit.MINUTES.toNanos(10) : options.duration().toNanos();
+        boolean finishedEarly = allDone.await(limit, TimeUnit.NANOSECONDS);
+        stop.set(true);
+        long end = finishedEarly ? lastExhausted.get() : System.nanoTime();
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        if (errors.get() > 0) {
+            progress.accept("  " + errors.get() + " operations failed");
+        }
+        if (end <= begin) {
+            progress.accept("  the work ran out during warm-up; give it more work or a shorter warm-up");
+            return 0;
+        }
+        return units.get() / ((end - begin) / 1e9);
+    }
+}

@@ -1,0 +1,103 @@
+package dev.locksmith.cli;
+
+import dev.locksmith.bench.BenchOptions;
+import dev.locksmith.bench.BenchSession;
+import dev.locksmith.bench.Report;
+import dev.locksmith.bench.Result;
+import dev.locksmith.bench.Runner;
+import dev.locksmith.bench.Workload;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** The full benchmark: every case library against raw JDBC, repeated; writes table, JSON, CSV and SVG. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Run the benchmark workloads (queue-tx, queue-lease, drain, pool, transfer; sustained on request) "
+                + "against raw JDBC.")
+final class BenchCommand implements Callable<Integer> {
+
+    @Mixin
+    private ConnectionOptions connection;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Parameters(arity = "0..*", description = "workloads to run (default: all)")
+    private List<String> workloads = new ArrayList<>();
+
+    @Option(names = "--duration", description = "measured seconds per run (default ${DEFAULT-VALUE})", defaultValue = "3")
+    private double duration;
+
+    @Option(names = "--warmup", description = "warm-up seconds per run (default ${DEFAULT-VALUE})", defaultValue = "1")
+    private double warmup;
+
+    @Option(names = "--runs", description = "runs per case (default ${DEFAULT-VALUE})", defaultValue = "3")
+    private int runs;
+
+    @Option(names = "--workers", split = ",", description = "worker counts, e.g. 1,4,16 (default: per workload)")
+    private List<Integer> workers = new ArrayList<>();
+
+    @Option(names = "--out", description = "directory for results.json, results.csv, chart.svg, table.txt "
+            + "(default: reports/<timestamp>)")
+    private Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        BenchOptions options;
+        try {
+            options = new BenchOptions(Duration.ofMillis((long) (warmup * 1000)), Duration.ofMillis((long) (duration * 1000)),
+                    runs, workers, false);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        int maxWorkers = Math.max(64, workers.stream().mapToInt(Integer::intValue).max().orElse(0));
+        try (BenchSession session = new BenchSession(connection.settings(), maxWorkers + 8)) {
+            Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
+            List<String> chosen = workloads.isEmpty() ? List.copyOf(all.keySet()) : workloads;
+            all.putAll(session.onRequest());
+            for (String name : chosen) {
+                if (!all.containsKey(name)) {
+                    throw new ParameterException(spec.commandLine(), "unknown workload " + name + "; choose from " + all.keySet());
+                }
+            }
+            System.out.printf("server: %s via %s%n", session.server().version(), session.server().source().description());
+            List<Workload> selected = chosen.stream().map(all::get).toList();
+            Progress progress = new Progress(System.err, new Runner(options, step -> { }).steps(selected));
+            Runner runner = new Runner(options, progress);
+            List<Result> results = new ArrayList<>();
+            for (String name : chosen) {
+                results.addAll(runner.run(all.get(name)));
+            }
+            progress.finish();
+            Report report = new Report(results);
+            Path dir = out != null ? out
+                    : Path.of("reports", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+            Files.createDirectories(dir);
+            String header = String.format("locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %d cores%n%n",
+                    String.join(" ", chosen), duration, warmup, runs,
+                    workers.isEmpty() ? "" : " --workers " + workers.toString().replaceAll("[\\[\\] ]", ""),
+                    session.server().version(), session.server().source().description(),
+                    Runtime.getRuntime().availableProcessors());
+            Files.writeString(dir.resolve("table.txt"), header + report.table());
+            Files.writeString(dir.resolve("results.json"), report.json());
+            Files.writeString(dir.resolve("results.csv"), report.csv());
+            Files.writeString(dir.resolve("chart.svg"), report.svg());
+            System.out.print(report.table());
+            System.out.printf("%nwritten: %s/{table.txt,results.json,results.csv,chart.svg}%n", dir);
+            return report.violations() == 0 ? 0 : 1;
+        }
+    }
+}

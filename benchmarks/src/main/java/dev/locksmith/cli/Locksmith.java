@@ -1,0 +1,32 @@
+package dev.locksmith.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code locksmith} command-line tool. */
+@Command(name = "locksmith", mixinStandardHelpOptions = true, version = "locksmith 0.1.0-SNAPSHOT",
+        description = "Typed PostgreSQL concurrency control through jOOQ: demo, benchmarks, schema migration, lock report.",
+        subcommands = {DemoCommand.class, BenchCommand.class, MigrateCommand.class, LocksCommand.class})
+public final class Locksmith implements Runnable {
+
+    /** Held strongly: java.util.logging forgets the level of a logger nobody references. */
+    private static final java.util.logging.Logger LIQUIBASE_LOG = java.util.logging.Logger.getLogger("liquibase");
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    /** Runs the tool and exits with its status. */
+    public static void main(String[] args) {
+        System.setProperty("liquibase.analytics.enabled", "false");
+        System.setProperty("org.jooq.no-logo", "true");
+        System.setProperty("org.jooq.no-tips", "true");
+        // Liquibase logs through java.util.logging; the tool prints its own summary.
+        LIQUIBASE_LOG.setLevel(java.util.logging.Level.WARNING);
+        System.exit(new CommandLine(new Locksmith()).execute(args));
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+}

@@ -1,0 +1,39 @@
+package dev.locksmith.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.provisioning.ServerSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every workload, library and raw, runs briefly on a real database (obtained the shared way),
+ * and its correctness counters must be zero: no lost or duplicated job, money conserved, no
+ * account held twice. No timing is asserted.
+ */
+class WorkloadsSmokeTest {
+
+    @Test
+    void everyWorkloadRunsAndFindsNoViolation() throws Exception {
+        BenchOptions options = new BenchOptions(Duration.ofMillis(100), Duration.ofMillis(500), 1, List.of(2), true);
+        List<Result> results = new ArrayList<>();
+        try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12)) {
+            Runner runner = new Runner(options, step -> { });
+            for (Workload workload : session.workloads().values()) {
+                results.addAll(runner.run(workload));
+            }
+        }
+        Set<String> workloads = results.stream().map(Result::workload).collect(Collectors.toSet());
+        assertThat(workloads).containsExactlyInAnyOrder("queue-tx", "queue-lease", "drain", "pool", "transfer");
+        assertThat(results).allSatisfy(r -> {
+            assertThat(r.violations()).as("%s %s %s", r.workload(), r.config(), r.variant()).isZero();
+            assertThat(r.median()).as("%s %s %s did work", r.workload(), r.config(), r.variant()).isPositive();
+        });
+        assertThat(results).anySatisfy(r -> assertThat(r.variant()).isEqualTo("raw"));
+        assertThat(new Report(results).violations()).isZero();
+    }
+}
