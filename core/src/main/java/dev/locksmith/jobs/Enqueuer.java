@@ -23,8 +23,6 @@ import org.jooq.impl.DSL;
  */
 final class Enqueuer {
 
-    private static final List<String> LIVE = List.of(JobStatus.PENDING.dbValue(), JobStatus.RUNNING.dbValue());
-
     private Enqueuer() {
     }
 
@@ -60,7 +58,7 @@ final class Enqueuer {
         // Ids come from the sequence in VALUES order, so sorting the returned rows by id lines
         // them up with the inputs; conflicting rows are the gaps.
         List<JobsRecord> inserted = new ArrayList<>(insert
-                .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY).where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(LIVE)))
+                .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY).where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(JobQueue.LIVE)))
                 .doNothing()
                 .returning(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY)
                 .fetch());
@@ -84,7 +82,7 @@ final class Enqueuer {
         Map<List<String>, Long> existing = new HashMap<>();
         tx.select(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY).from(JOBS)
                 .where(DSL.row(JOBS.QUEUE, JOBS.UNIQUE_KEY).in(keys))
-                .and(JOBS.STATUS.in(LIVE))
+                .and(JOBS.STATUS.in(JobQueue.LIVE))
                 .fetch()
                 .forEach(r -> existing.put(List.of(r.value2(), r.value3()), r.value1()));
         List<Integer> retry = new ArrayList<>();

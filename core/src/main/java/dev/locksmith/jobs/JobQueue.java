@@ -60,11 +60,14 @@ public final class JobQueue {
     /** The {@code LISTEN}/{@code NOTIFY} channel; the payload is the queue name. */
     public static final String CHANNEL = "locksmith_jobs";
 
-    private static final String PENDING = JobStatus.PENDING.dbValue();
-    private static final String RUNNING = JobStatus.RUNNING.dbValue();
-    private static final List<String> LIVE = List.of(PENDING, RUNNING);
-    private static final List<String> FINISHED =
-            List.of(JobStatus.DONE.dbValue(), JobStatus.FAILED.dbValue(), JobStatus.CANCELLED.dbValue());
+    // Literals, not bind values, so that generic plans can use the partial indexes (JobStatus#literal).
+    private static final Field<String> PENDING = JobStatus.PENDING.literal();
+    private static final Field<String> RUNNING = JobStatus.RUNNING.literal();
+    private static final Field<String> DONE = JobStatus.DONE.literal();
+    private static final Field<String> FAILED = JobStatus.FAILED.literal();
+    private static final Field<String> CANCELLED = JobStatus.CANCELLED.literal();
+    static final List<Field<String>> LIVE = List.of(PENDING, RUNNING);
+    private static final List<Field<String>> FINISHED = List.of(DONE, FAILED, CANCELLED);
     private static final int MAX_ERROR_LENGTH = 10_000;
     private static final int RESCUE_BATCH = 1000;
 
@@ -226,7 +229,7 @@ public final class JobQueue {
         Condition owned = JOBS.STATUS.eq(RUNNING).and(DSL.row(JOBS.ID, JOBS.LOCKED_BY, JOBS.ATTEMPTS).in(tokens));
         return PgErrors.translating(() -> config.keepCompleted()
                 ? tx.update(JOBS)
-                        .set(JOBS.STATUS, JobStatus.DONE.dbValue())
+                        .set(JOBS.STATUS, DONE)
                         .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
                         .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                         .setNull(JOBS.LOCKED_BY)
@@ -253,7 +256,7 @@ public final class JobQueue {
                     .setNull(JOBS.LOCKED_BY)
                     .setNull(JOBS.LOCKED_UNTIL);
             Optional<JobsRecord> row = (lastAttempt
-                    ? update.set(JOBS.STATUS, JobStatus.FAILED.dbValue()).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                    ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
                     : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
                     .where(owned).returning().fetchOptional();
             if (row.isEmpty()) {
@@ -291,7 +294,7 @@ public final class JobQueue {
      */
     public boolean cancel(DSLContext tx, long id) {
         return PgErrors.translating(() -> tx.update(JOBS)
-                .set(JOBS.STATUS, JobStatus.CANCELLED.dbValue())
+                .set(JOBS.STATUS, CANCELLED)
                 .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .setNull(JOBS.LOCKED_BY)
@@ -313,7 +316,7 @@ public final class JobQueue {
         do {
             Condition exhausted = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
             batch = PgErrors.translating(() -> dsl.update(JOBS)
-                    .set(JOBS.STATUS, DSL.when(exhausted, JobStatus.FAILED.dbValue()).otherwise(PENDING))
+                    .set(JOBS.STATUS, DSL.when(exhausted, FAILED).otherwise(PENDING))
                     .set(JOBS.FINISHED_AT, DSL.when(exhausted, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT))
                     .set(JOBS.LAST_ERROR, DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired")))
                     .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())

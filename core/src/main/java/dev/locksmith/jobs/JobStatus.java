@@ -1,6 +1,8 @@
 package dev.locksmith.jobs;
 
 import java.util.Locale;
+import org.jooq.Field;
+import org.jooq.impl.DSL;
 
 /** Life cycle of a job row. */
 public enum JobStatus {
@@ -18,6 +20,17 @@ public enum JobStatus {
     /** The value stored in {@code jobs.status}. */
     public String dbValue() {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The value as an SQL literal rather than a bind value. The partial indexes on
+     * {@code jobs} ({@code WHERE status = 'pending'} and the like) serve a statement only when
+     * the planner can prove their predicate from the statement's, which it cannot do for a
+     * bound status in a generic plan: PgJDBC server-prepares a statement from its fifth use on
+     * a connection, and the plan PostgreSQL then caches would scan and sort the whole table.
+     */
+    Field<String> literal() {
+        return DSL.inline(dbValue());
     }
 
     static JobStatus fromDb(String value) {

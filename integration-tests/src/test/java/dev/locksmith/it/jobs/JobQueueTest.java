@@ -157,40 +157,4 @@ class JobQueueTest extends DatabaseTest {
         assertThat(stats.get(0).count(JobStatus.FAILED)).isZero();
         assertThat(stats.get(1).oldestDuePendingAge()).isPresent();
     }
-
-    /**
-     * PgJDBC server-prepares a statement from its fifth use on a connection, and PostgreSQL may
-     * then switch to a generic plan, in which bound parameters are unknown. A partial index can
-     * be an {@code ON CONFLICT} arbiter, or serve a claim, only when the statement's predicate
-     * implies the index's, so the status literals must be in the SQL text, not bound. With bound
-     * statuses, enqueueing a unique key failed ("no unique or exclusion constraint matching the
-     * ON CONFLICT specification") from about the tenth enqueue on one pooled connection.
-     */
-    @Test
-    void uniqueEnqueueKeepsWorkingOnOneConnectionOnceGenericPlansAreUsed() {
-        try (var one = dev.locksmith.it.TestPostgres.pool(database, 1)) {
-            var single = DSL.using(one, org.jooq.SQLDialect.POSTGRES);
-            JobQueue onOne = new JobQueue(single);
-            for (int i = 0; i < 30; i++) {
-                NewJob job = NewJob.builder("generic", "k").uniqueKey("key-" + i).build();
-                long id = onOne.enqueue(single, job);
-                assertThat(onOne.enqueue(single, job)).isEqualTo(id);
-                List<Job> leased = onOne.claim("generic", 1, Duration.ofMinutes(1), "w");
-                assertThat(leased).extracting(Job::id).containsExactly(id);
-                boolean completed = single.transactionResult(c -> onOne.complete(c.dsl(), leased.get(0)));
-                assertThat(completed).isTrue();
-            }
-            // The same, forcing generic plans from the first execution.
-            long id = single.transactionResult(c -> {
-                c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                long first = onOne.enqueue(c.dsl(), NewJob.builder("generic", "k").uniqueKey("forced").build());
-                assertThat(onOne.enqueue(c.dsl(), NewJob.builder("generic", "k").uniqueKey("forced").build()))
-                        .isEqualTo(first);
-                assertThat(onOne.claimInTransaction(c.dsl(), "generic", 10)).extracting(Job::id).containsExactly(first);
-                return first;
-            });
-            assertThat(onOne.find(single, id)).isEmpty();
-        }
-        assertThat(dsl.fetchCount(JOBS)).isZero();
-    }
 }
