@@ -18,8 +18,9 @@ import org.jooq.DSLContext;
 final class QueueWorkloads {
 
     static final String QUEUE = "bench";
+    /** The columns the library reads into a Job. */
     static final String RETURNING = "RETURNING id, queue, shard, kind, payload, priority, run_at, status, attempts, "
-            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, updated_at, finished_at";
+            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at";
     static final String CLAIMABLE = "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= now() "
             + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
     static final String RAW_TX_CLAIM = "DELETE FROM jobs WHERE id IN (" + CLAIMABLE + ") " + RETURNING;
@@ -206,20 +207,27 @@ final class QueueWorkloads {
         }
     }
 
+    /** Same statement as JobQueue.completeAll: the lease tokens as three parallel arrays. */
+    static final String RAW_COMPLETE_ALL = "DELETE FROM jobs WHERE id = ANY(?::bigint[]) AND status = 'running' "
+            + "AND (id, locked_by, attempts) IN (SELECT (?::bigint[])[i], (?::varchar[])[i], (?::int[])[i] "
+            + "FROM generate_series(1, cardinality(?::bigint[])) AS tokens(i))";
+
     static int rawCompleteAll(Connection c, String worker, List<long[]> claimed) throws SQLException {
-        // Same statement shape as JobQueue.completeAll: a row-value IN list of (id, locked_by, attempts).
-        StringBuilder sql = new StringBuilder("DELETE FROM jobs WHERE status = 'running' AND (id, locked_by, attempts) IN (");
+        Object[] ids = new Object[claimed.size()];
+        Object[] workers = new Object[claimed.size()];
+        Object[] attempts = new Object[claimed.size()];
         for (int i = 0; i < claimed.size(); i++) {
-            sql.append(i == 0 ? "(?, ?, ?)" : ", (?, ?, ?)");
+            ids[i] = claimed.get(i)[0];
+            workers[i] = worker;
+            attempts[i] = (int) claimed.get(i)[1];
         }
-        sql.append(')');
-        try (PreparedStatement s = c.prepareStatement(sql.toString())) {
-            int i = 1;
-            for (long[] job : claimed) {
-                s.setLong(i++, job[0]);
-                s.setString(i++, worker);
-                s.setInt(i++, (int) job[1]);
-            }
+        try (PreparedStatement s = c.prepareStatement(RAW_COMPLETE_ALL)) {
+            java.sql.Array idArray = c.createArrayOf("int8", ids);
+            s.setArray(1, idArray);
+            s.setArray(2, idArray);
+            s.setArray(3, c.createArrayOf("varchar", workers));
+            s.setArray(4, c.createArrayOf("int4", attempts));
+            s.setArray(5, idArray);
             return s.executeUpdate();
         }
     }

@@ -5,6 +5,8 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import dev.locksmith.PgErrors;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.JobsRecord;
+import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.RenderedQuery;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -22,8 +24,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.Row3;
-import org.jooq.SelectLimitPercentStep;
 import org.jooq.impl.DSL;
 import org.jooq.types.DayToSecond;
 
@@ -73,6 +73,7 @@ public final class JobQueue {
 
     private final DSLContext dsl;
     private final JobQueueConfig config;
+    private final JobStatements statements;
 
     /** A queue on {@code dsl} with {@link JobQueueConfig#defaults()}. */
     public JobQueue(DSLContext dsl) {
@@ -83,6 +84,7 @@ public final class JobQueue {
     public JobQueue(DSLContext dsl, JobQueueConfig config) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
+        this.statements = new JobStatements(dsl);
     }
 
     /** The settings in force. */
@@ -150,10 +152,9 @@ public final class JobQueue {
     public List<Job> claimInTransaction(DSLContext tx, Claim claim) {
         Objects.requireNonNull(claim, "claim");
         Transactions.requireOpen(tx, "claimInTransaction");
-        return PgErrors.translating(() -> sorted(tx.deleteFrom(JOBS)
-                .where(JOBS.ID.in(claimable(tx, claim)))
-                .returning()
-                .fetch()));
+        RenderedQuery statement = claim.shards().isEmpty()
+                ? statements.claimInTransaction : statements.claimInTransactionOnShards;
+        return sorted(statement.fetch(tx, claimBinds(statement, claim), JobStatements::job));
     }
 
     // ------------------------------------------------------------------ leased claim
@@ -172,17 +173,12 @@ public final class JobQueue {
      */
     public List<Job> claim(Claim claim, Duration lease, String workerId) {
         Objects.requireNonNull(claim, "claim");
-        Field<OffsetDateTime> until = after(requirePositive("lease", lease));
+        requirePositive("lease", lease);
         NewJob.requireName("workerId", workerId, 128);
-        return PgErrors.translating(() -> sorted(dsl.update(JOBS)
-                .set(JOBS.STATUS, RUNNING)
-                .set(JOBS.LOCKED_BY, workerId)
-                .set(JOBS.LOCKED_UNTIL, until)
-                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(1))
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(JOBS.ID.in(claimable(dsl, claim)))
-                .returning()
-                .fetch()));
+        RenderedQuery statement = claim.shards().isEmpty() ? statements.claim : statements.claimOnShards;
+        return sorted(statement.fetch(dsl, claimBinds(statement, claim)
+                .set(JobStatements.WORKER, workerId)
+                .setInterval(JobStatements.LEASE, lease), JobStatements::job));
     }
 
     /**
@@ -191,13 +187,13 @@ public final class JobQueue {
      * @return false when the lease is gone (rescued, cancelled, completed); nothing changed then
      */
     public boolean heartbeat(Job job, Duration lease) {
-        Field<OffsetDateTime> until = after(requirePositive("lease", lease));
-        Condition owned = owned(job);
-        return PgErrors.translating(() -> dsl.update(JOBS)
-                .set(JOBS.LOCKED_UNTIL, until)
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(owned)
-                .execute()) == 1;
+        requirePositive("lease", lease);
+        requireLeased(job);
+        return statements.heartbeat.execute(dsl, statements.heartbeat.binds()
+                .set(JobStatements.ID, job.id())
+                .set(JobStatements.WORKER, job.lockedBy())
+                .set(JobStatements.ATTEMPTS, job.attempts())
+                .setInterval(JobStatements.LEASE, lease)) == 1;
     }
 
     /**
@@ -221,21 +217,20 @@ public final class JobQueue {
         if (jobs.isEmpty()) {
             return 0;
         }
-        List<Row3<Long, String, Integer>> tokens = new ArrayList<>(jobs.size());
+        List<Long> ids = new ArrayList<>(jobs.size());
+        List<String> workers = new ArrayList<>(jobs.size());
+        List<Integer> attempts = new ArrayList<>(jobs.size());
         for (Job job : jobs) {
             requireLeased(job);
-            tokens.add(DSL.row(job.id(), job.lockedBy(), job.attempts()));
+            ids.add(job.id());
+            workers.add(job.lockedBy());
+            attempts.add(job.attempts());
         }
-        Condition owned = JOBS.STATUS.eq(RUNNING).and(DSL.row(JOBS.ID, JOBS.LOCKED_BY, JOBS.ATTEMPTS).in(tokens));
-        return PgErrors.translating(() -> config.keepCompleted()
-                ? tx.update(JOBS)
-                        .set(JOBS.STATUS, DONE)
-                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .setNull(JOBS.LOCKED_BY)
-                        .setNull(JOBS.LOCKED_UNTIL)
-                        .where(owned).execute()
-                : tx.deleteFrom(JOBS).where(owned).execute());
+        RenderedQuery statement = config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
+        return statement.execute(tx, statement.binds()
+                .setLongs(JobStatements.IDS, ids)
+                .setStrings(JobStatements.WORKERS, workers)
+                .setInts(JobStatements.ATTEMPT_LIST, attempts));
     }
 
     /**
@@ -387,21 +382,11 @@ public final class JobQueue {
 
     // ------------------------------------------------------------------ SQL pieces
 
-    /** Ids of claimable jobs, locked with SKIP LOCKED, in claim order; uses jobs_claimable_idx. */
-    private static SelectLimitPercentStep<org.jooq.Record1<Long>> claimableIds(DSLContext ctx, Claim claim) {
-        Condition due = JOBS.QUEUE.eq(claim.queue())
-                .and(JOBS.STATUS.eq(PENDING))
-                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()));
-        if (!claim.shards().isEmpty()) {
-            due = due.and(JOBS.SHARD.in(claim.shards()));
-        }
-        return ctx.select(JOBS.ID).from(JOBS).where(due)
-                .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
-                .limit(claim.limit());
-    }
-
-    private static org.jooq.Select<org.jooq.Record1<Long>> claimable(DSLContext ctx, Claim claim) {
-        return claimableIds(ctx, claim).forUpdate().skipLocked();
+    private static Binds claimBinds(RenderedQuery statement, Claim claim) {
+        Binds binds = statement.binds()
+                .set(JobStatements.QUEUE, claim.queue())
+                .set(JobStatements.LIMIT, claim.limit());
+        return claim.shards().isEmpty() ? binds : binds.setInts(JobStatements.SHARDS, claim.shards());
     }
 
     private static Condition owned(Job job) {
@@ -443,8 +428,8 @@ public final class JobQueue {
         return threads;
     }
 
-    private static List<Job> sorted(org.jooq.Result<JobsRecord> rows) {
-        return rows.stream().map(Job::from)
+    private static List<Job> sorted(List<Job> jobs) {
+        return jobs.stream()
                 .sorted(Comparator.comparingInt(Job::priority).thenComparing(Job::runAt).thenComparingLong(Job::id))
                 .toList();
     }

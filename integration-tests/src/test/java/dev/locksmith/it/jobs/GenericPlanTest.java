@@ -9,17 +9,11 @@ import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
-import org.jooq.impl.DefaultConfiguration;
-import org.jooq.impl.DefaultExecuteListenerProvider;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -71,45 +65,26 @@ class GenericPlanTest extends DatabaseTest {
         // Many finished rows and a few pending ones, so that only the partial index is cheap.
         dsl.execute("INSERT INTO jobs (queue, kind, status, finished_at) "
                 + "SELECT 'generic', 'k', 'done', now() FROM generate_series(1, 20000)");
-        new JobQueue(dsl).enqueueAll(dsl, Collections.nCopies(10, NewJob.of("generic", "k")));
+        new JobQueue(dsl).enqueueAll(dsl, Collections.nCopies(20, NewJob.of("generic", "k")));
         dsl.execute("ANALYZE jobs");
 
-        List<org.jooq.Query> sent = new ArrayList<>();
-        DefaultConfiguration recording = new DefaultConfiguration();
-        recording.set(pool).set(SQLDialect.POSTGRES).set(new DefaultExecuteListenerProvider(new org.jooq.ExecuteListener() {
-            @Override
-            public void executeStart(ExecuteContext ctx) {
-                sent.add(ctx.query());
+        try (var one = TestPostgres.pool(database, 1)) {
+            DSLContext single = DSL.using(one, SQLDialect.POSTGRES);
+            JobQueue onOne = new JobQueue(single);
+            // PgJDBC server-prepares a statement from its fifth execution on a connection.
+            for (int i = 0; i < 10; i++) {
+                single.transaction(c -> assertThat(onOne.claimInTransaction(c.dsl(), "generic", 1)).hasSize(1));
             }
-        }));
-        DSLContext recorded = DSL.using(recording);
-        recorded.transaction(c -> assertThat(new JobQueue(recorded).claimInTransaction(c.dsl(), "generic", 3)).hasSize(3));
-        org.jooq.Query claim = sent.stream().filter(q -> q.getSQL().startsWith("delete from \"jobs\""))
-                .findFirst().orElseThrow();
-        String arguments = String.join(", ",
-                claim.getBindValues().stream().map(v -> dsl.renderInlined(DSL.inline(v))).toList());
-
-        List<String> plan = dsl.transactionResult(c -> {
-            c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
-            c.dsl().execute("PREPARE generic_claim AS " + numbered(claim.getSQL()));
-            List<String> lines = c.dsl().fetch("EXPLAIN EXECUTE generic_claim(" + arguments + ")")
-                    .getValues(0, String.class);
-            c.dsl().execute("DEALLOCATE generic_claim");
-            return lines;
-        });
-        System.out.println("generic plan of the transactional claim:\n  " + String.join("\n  ", plan));
-        assertThat(String.join("\n", plan)).contains("jobs_claimable_idx").doesNotContain("Seq Scan");
-    }
-
-    /** JDBC's {@code ?} placeholders as PostgreSQL's {@code $1, $2, ...} (the claim has no {@code ?} operator). */
-    private static String numbered(String jdbcSql) {
-        Matcher m = Pattern.compile("\\?").matcher(jdbcSql);
-        StringBuilder out = new StringBuilder();
-        int n = 0;
-        while (m.find()) {
-            m.appendReplacement(out, Matcher.quoteReplacement("$" + ++n));
+            List<String> plan = single.transactionResult(c -> {
+                String name = c.dsl().fetchOne("SELECT name FROM pg_prepared_statements "
+                        + "WHERE statement LIKE 'delete from %jobs%' AND from_sql = false").get(0, String.class);
+                assertThat(name).as("the claim is a server-prepared statement").isNotNull();
+                c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
+                return c.dsl().fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic', 3)")
+                        .getValues(0, String.class);
+            });
+            System.out.println("generic plan of the transactional claim:\n  " + String.join("\n  ", plan));
+            assertThat(String.join("\n", plan)).contains("jobs_claimable_idx").doesNotContain("Seq Scan");
         }
-        m.appendTail(out);
-        return out.toString();
     }
 }

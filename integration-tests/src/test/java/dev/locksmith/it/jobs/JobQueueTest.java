@@ -147,6 +147,27 @@ class JobQueueTest extends DatabaseTest {
     }
 
     @Test
+    void completeAllAppliesOnlyTheTokensStillHeldInAMixedBatch() {
+        queue.enqueueAll(dsl, List.of(NewJob.of("q", "k"), NewJob.of("q", "k"), NewJob.of("q", "k")));
+        List<Job> leased = queue.claim("q", 3, Duration.ofMinutes(1), "w");
+        Job held = leased.get(0);
+        Job staleAttempt = withLease(leased.get(1), "w", leased.get(1).attempts() + 1);
+        Job otherWorker = withLease(leased.get(2), "x", leased.get(2).attempts());
+        int completed = dsl.transactionResult(c -> queue.completeAll(c.dsl(), List.of(held, staleAttempt, otherWorker)));
+        assertThat(completed).isEqualTo(1);
+        assertThat(queue.find(dsl, held.id())).isEmpty();
+        assertThat(dsl.fetchValues(JOBS.ID)).containsExactlyInAnyOrder(leased.get(1).id(), leased.get(2).id());
+        assertThat(queue.completeAll(dsl, leased.subList(1, 3))).isEqualTo(2);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    private static Job withLease(Job job, String worker, int attempts) {
+        return new Job(job.id(), job.queue(), job.shard(), job.kind(), job.payload(), job.priority(), job.runAt(),
+                job.status(), attempts, job.maxAttempts(), worker, job.lockedUntil(), job.uniqueKey(), job.lastError(),
+                job.createdAt());
+    }
+
+    @Test
     void statsCountPerQueueAndStatus() {
         queue.enqueueAll(dsl, List.of(NewJob.of("a", "k"), NewJob.of("a", "k"), NewJob.of("b", "k")));
         queue.claim("a", 1, Duration.ofMinutes(1), "w");

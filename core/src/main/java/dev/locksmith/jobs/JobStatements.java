@@ -1,0 +1,133 @@
+package dev.locksmith.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+
+import dev.locksmith.internal.RenderedQuery;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.util.List;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Param;
+import org.jooq.Select;
+import org.jooq.SelectField;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * The queue's hot statements (claims, heartbeats, completion), written in the DSL and rendered
+ * once per {@link JobQueue} (see {@link RenderedQuery} for why). Parameter names are the
+ * constants below.
+ */
+final class JobStatements {
+
+    static final String QUEUE = "queue";
+    static final String LIMIT = "limit";
+    static final String SHARDS = "shards";
+    static final String WORKER = "worker";
+    static final String LEASE = "lease";
+    static final String ID = "id";
+    static final String ATTEMPTS = "attempts";
+    static final String IDS = "ids";
+    static final String WORKERS = "workers";
+    static final String ATTEMPT_LIST = "attempt_list";
+
+    /** The columns a {@link Job} is made of. */
+    private static final List<SelectField<?>> JOB_COLUMNS = List.of(JOBS.ID, JOBS.QUEUE, JOBS.SHARD, JOBS.KIND,
+            JOBS.PAYLOAD, JOBS.PRIORITY, JOBS.RUN_AT, JOBS.STATUS, JOBS.ATTEMPTS, JOBS.MAX_ATTEMPTS, JOBS.LOCKED_BY,
+            JOBS.LOCKED_UNTIL, JOBS.UNIQUE_KEY, JOBS.LAST_ERROR, JOBS.CREATED_AT);
+
+    final RenderedQuery claimInTransaction;
+    final RenderedQuery claimInTransactionOnShards;
+    final RenderedQuery claim;
+    final RenderedQuery claimOnShards;
+    final RenderedQuery heartbeat;
+    final RenderedQuery completeByDeleting;
+    final RenderedQuery completeKeepingDone;
+
+    JobStatements(DSLContext dsl) {
+        Param<String> worker = DSL.param(WORKER, SQLDataType.VARCHAR);
+        Field<OffsetDateTime> leaseEnd = DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
+        claimInTransaction = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS)
+                .where(JOBS.ID.in(claimable(false))).returning(JOB_COLUMNS));
+        claimInTransactionOnShards = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS)
+                .where(JOBS.ID.in(claimable(true))).returning(JOB_COLUMNS));
+        claim = RenderedQuery.of(dsl, leaseUpdate(dsl, worker, leaseEnd, false));
+        claimOnShards = RenderedQuery.of(dsl, leaseUpdate(dsl, worker, leaseEnd, true));
+        heartbeat = RenderedQuery.of(dsl, dsl.update(JOBS)
+                .set(JOBS.LOCKED_UNTIL, leaseEnd)
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(JOBS.ID.eq(DSL.param(ID, SQLDataType.BIGINT)))
+                .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
+                .and(JOBS.LOCKED_BY.eq(worker))
+                .and(JOBS.ATTEMPTS.eq(DSL.param(ATTEMPTS, SQLDataType.INTEGER))));
+        completeByDeleting = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(ownedByAll()));
+        completeKeepingDone = RenderedQuery.of(dsl, dsl.update(JOBS)
+                .set(JOBS.STATUS, JobStatus.DONE.literal())
+                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .set(JOBS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
+                .set(JOBS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(ownedByAll()));
+    }
+
+    private static org.jooq.Query leaseUpdate(DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd,
+            boolean shards) {
+        return dsl.update(JOBS)
+                .set(JOBS.STATUS, JobStatus.RUNNING.literal())
+                .set(JOBS.LOCKED_BY, worker)
+                .set(JOBS.LOCKED_UNTIL, leaseEnd)
+                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(JOBS.ID.in(claimable(shards)))
+                .returning(JOB_COLUMNS);
+    }
+
+    /**
+     * Ids of due pending jobs of the queue, in claim order, locked with SKIP LOCKED. The status
+     * is a literal, so that even a generic plan can use jobs_claimable_idx.
+     */
+    private static Select<org.jooq.Record1<Long>> claimable(boolean shards) {
+        Condition due = JOBS.QUEUE.eq(DSL.param(QUEUE, SQLDataType.VARCHAR))
+                .and(JOBS.STATUS.eq(JobStatus.PENDING.literal()))
+                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()));
+        if (shards) {
+            due = due.and(JOBS.SHARD.eq(DSL.any(DSL.param(SHARDS, SQLDataType.INTEGER.array()))));
+        }
+        return DSL.select(JOBS.ID).from(JOBS).where(due)
+                .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
+                .limit(DSL.param(LIMIT, SQLDataType.INTEGER))
+                .forUpdate().skipLocked();
+    }
+
+    /**
+     * Running jobs whose (id, locked_by, attempts) is one of the given lease tokens, passed as
+     * three parallel arrays so that one statement text serves any batch size.
+     */
+    private static Condition ownedByAll() {
+        Param<Long[]> ids = DSL.param(IDS, SQLDataType.BIGINT.array());
+        Param<String[]> workers = DSL.param(WORKERS, SQLDataType.VARCHAR.array());
+        Param<Integer[]> attempts = DSL.param(ATTEMPT_LIST, SQLDataType.INTEGER.array());
+        Field<Integer> i = DSL.field(DSL.name("tokens", "i"), SQLDataType.INTEGER);
+        return JOBS.ID.eq(DSL.any(ids))
+                .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
+                .and(DSL.row(JOBS.ID, JOBS.LOCKED_BY, JOBS.ATTEMPTS).in(
+                        DSL.select(DSL.arrayGet(ids, i), DSL.arrayGet(workers, i), DSL.arrayGet(attempts, i))
+                                .from(DSL.generateSeries(DSL.inline(1), DSL.cardinality(ids)).as("tokens", "i"))));
+    }
+
+    /** Maps a row of {@link #JOB_COLUMNS}. */
+    static Job job(ResultSet row) throws SQLException {
+        return new Job(row.getLong(JOBS.ID.getName()), row.getString(JOBS.QUEUE.getName()),
+                row.getInt(JOBS.SHARD.getName()), row.getString(JOBS.KIND.getName()),
+                row.getString(JOBS.PAYLOAD.getName()), row.getInt(JOBS.PRIORITY.getName()),
+                row.getObject(JOBS.RUN_AT.getName(), OffsetDateTime.class),
+                JobStatus.fromDb(row.getString(JOBS.STATUS.getName())), row.getInt(JOBS.ATTEMPTS.getName()),
+                row.getInt(JOBS.MAX_ATTEMPTS.getName()), row.getString(JOBS.LOCKED_BY.getName()),
+                row.getObject(JOBS.LOCKED_UNTIL.getName(), OffsetDateTime.class),
+                row.getString(JOBS.UNIQUE_KEY.getName()), row.getString(JOBS.LAST_ERROR.getName()),
+                row.getObject(JOBS.CREATED_AT.getName(), OffsetDateTime.class));
+    }
+}
