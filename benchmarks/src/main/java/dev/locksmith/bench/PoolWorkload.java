@@ -27,6 +27,8 @@ final class PoolWorkload implements Workload {
     static final String RETURNING = ") RETURNING public_key, locked_by, locked_at, locked_until";
     static final String START = "(SELECT min(slot) FROM channel_accounts) + floor(?::float8 * ((SELECT max(slot) "
             + "FROM channel_accounts) - (SELECT min(slot) FROM channel_accounts) + 1))::bigint";
+    // The library binds its random start once and uses it in both branches; plain JDBC has
+    // positional parameters only, so the raw statement takes it twice.
     static final String RAW_RANDOM_START = SET_LEASE + "SELECT c.public_key FROM ("
             + "SELECT b1.public_key FROM (SELECT public_key FROM channel_accounts WHERE locked_until IS NULL AND slot >= "
             + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b1 UNION ALL "

@@ -7,6 +7,7 @@ import dev.locksmith.LocksmithException;
 import dev.locksmith.PgErrors;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
+import dev.locksmith.internal.Binds;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Collection;
@@ -20,11 +21,7 @@ import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.InsertValuesStep1;
-import org.jooq.Record1;
-import org.jooq.Select;
-import org.jooq.Table;
 import org.jooq.impl.DSL;
-import org.jooq.types.DayToSecond;
 
 /**
  * A pool of channel accounts that concurrent callers lease one at a time: a request handler
@@ -49,6 +46,7 @@ public final class ChannelAccountPool {
     private final AcquireStrategy strategy;
     private final DoubleSupplier random;
     private final Transactions.Sleeper sleeper;
+    private final PoolStatements statements;
 
     /** A pool on {@code dsl} with the constant-cost {@link AcquireStrategy#RANDOM_START}. */
     public ChannelAccountPool(DSLContext dsl) {
@@ -72,6 +70,7 @@ public final class ChannelAccountPool {
         this.strategy = Objects.requireNonNull(strategy, "strategy");
         this.random = Objects.requireNonNull(random, "random");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+        this.statements = new PoolStatements(dsl, strategy);
     }
 
     // ------------------------------------------------------------------ membership
@@ -145,18 +144,15 @@ public final class ChannelAccountPool {
      * @return the leased account, or empty at once when none is idle
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner) {
-        Field<OffsetDateTime> until = leaseEnd(lease);
+        requireLease(lease);
         String holder = validOwner(owner);
-        Select<Record1<String>> pick = strategy == AcquireStrategy.RANDOM_START ? randomStart() : orderByRandom();
-        return PgErrors.translating(() -> dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_BY, holder)
-                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, until)
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
-                .returning()
-                .fetchOptional()
-                .map(ChannelAccount::from));
+        Binds binds = statements.acquire.binds()
+                .set(PoolStatements.OWNER, holder)
+                .setInterval(PoolStatements.LEASE, lease);
+        if (strategy == AcquireStrategy.RANDOM_START) {
+            binds.set(PoolStatements.START, random.getAsDouble());
+        }
+        return statements.acquire.fetchOptional(dsl, binds, PoolStatements::account);
     }
 
     /**
@@ -202,13 +198,9 @@ public final class ChannelAccountPool {
     public void release(DSLContext tx, String publicKey, String owner) {
         String key = validKey(publicKey);
         String holder = validOwner(owner);
-        int released = PgErrors.translating(() -> tx.update(CHANNEL_ACCOUNTS)
-                .setNull(CHANNEL_ACCOUNTS.LOCKED_BY)
-                .setNull(CHANNEL_ACCOUNTS.LOCKED_AT)
-                .setNull(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(heldBy(key, holder))
-                .execute());
+        int released = statements.release.execute(tx, statements.release.binds()
+                .set(PoolStatements.KEY, key)
+                .set(PoolStatements.OWNER, holder));
         if (released == 0) {
             throw refusal(tx, key, holder);
         }
@@ -225,13 +217,12 @@ public final class ChannelAccountPool {
     public OffsetDateTime extend(DSLContext tx, String publicKey, String owner, Duration lease) {
         String key = validKey(publicKey);
         String holder = validOwner(owner);
-        Field<OffsetDateTime> until = leaseEnd(lease);
-        Optional<OffsetDateTime> extended = PgErrors.translating(() -> tx.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, until)
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(heldBy(key, holder))
-                .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
-                .fetchOptional(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+        requireLease(lease);
+        Optional<OffsetDateTime> extended = statements.extend.fetchOptional(tx, statements.extend.binds()
+                .set(PoolStatements.KEY, key)
+                .set(PoolStatements.OWNER, holder)
+                .setInterval(PoolStatements.LEASE, lease),
+                row -> row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
         return extended.orElseThrow(() -> refusal(tx, key, holder));
     }
 
@@ -253,56 +244,9 @@ public final class ChannelAccountPool {
 
     // ------------------------------------------------------------------ SQL pieces
 
-    /**
-     * The constant-cost pick: idle slots from a random start, then idle slots before it, then
-     * the oldest expired lease; each branch is an index scan with LIMIT 1 and SKIP LOCKED, and
-     * the outer LIMIT 1 stops at the first branch that yields a row.
-     */
-    private Select<Record1<String>> randomStart() {
-        var slot = CHANNEL_ACCOUNTS.SLOT;
-        Field<Long> lo = DSL.select(DSL.min(slot)).from(CHANNEL_ACCOUNTS).asField();
-        Field<Long> hi = DSL.select(DSL.max(slot)).from(CHANNEL_ACCOUNTS).asField();
-        // LIMIT and constants are inlined: with a bound LIMIT, the generic plan PostgreSQL switches
-        // to after five executions of a prepared statement cannot count on LIMIT 1.
-        Field<Long> start = lo.plus(DSL.floor(DSL.val(random.getAsDouble()).times(hi.minus(lo).plus(DSL.inline(1L))))
-                .cast(Long.class));
-        Table<Record1<String>> after = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)), slot, "after");
-        Table<Record1<String>> before = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)), slot, "before");
-        Table<Record1<String>> expired = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()),
-                CHANNEL_ACCOUNTS.LOCKED_UNTIL, "expired");
-        Table<Record1<String>> candidates = DSL.selectFrom(after)
-                .unionAll(DSL.selectFrom(before))
-                .unionAll(DSL.selectFrom(expired))
-                .asTable("candidates");
-        return DSL.selectFrom(candidates).limit(DSL.inline(1));
-    }
-
-    /** One row matching {@code where}, first by {@code order}, locked with SKIP LOCKED, as a derived table. */
-    private static Table<Record1<String>> lockOne(Condition where, Field<?> order, String alias) {
-        // Each branch is its own derived table: jOOQ would otherwise hoist the first branch's
-        // FOR UPDATE onto the whole UNION, which PostgreSQL rejects.
-        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(where)
-                .orderBy(order).limit(DSL.inline(1)).forUpdate().skipLocked().asTable(alias);
-    }
-
-    private static Select<Record1<String>> orderByRandom() {
-        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(acquirable())
-                .orderBy(DSL.rand()).limit(DSL.inline(1)).forUpdate().skipLocked();
-    }
-
-    private static Condition acquirable() {
+    /** Idle: never leased, released, or with an expired lease. */
+    static Condition acquirable() {
         return CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().or(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()));
-    }
-
-    /**
-     * Held by {@code owner} and not expired. Compared with {@code clock_timestamp()}, not
-     * {@code now()}: inside a long caller transaction {@code now()} is when it began, and a lease
-     * that expired since must not be released as if it were still held.
-     */
-    private static Condition heldBy(String key, String owner) {
-        return CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key)
-                .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
-                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(DSL.function("clock_timestamp", OffsetDateTime.class)));
     }
 
     /** Why a release or extension matched no row: unknown key, or not the holder. */
@@ -315,12 +259,11 @@ public final class ChannelAccountPool {
         return new LeaseNotHeldException(key, owner, row.get().getLockedBy());
     }
 
-    private static Field<OffsetDateTime> leaseEnd(Duration lease) {
+    private static void requireLease(Duration lease) {
         Objects.requireNonNull(lease, "lease");
         if (lease.isNegative() || lease.isZero()) {
             throw new IllegalArgumentException("lease must be positive, was " + lease);
         }
-        return DSL.currentOffsetDateTime().plus(DSL.val(DayToSecond.valueOf(lease)));
     }
 
     private static String validKey(String publicKey) {

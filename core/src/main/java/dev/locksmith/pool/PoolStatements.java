@@ -1,0 +1,115 @@
+package dev.locksmith.pool;
+
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+
+import dev.locksmith.internal.RenderedQuery;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Param;
+import org.jooq.Record1;
+import org.jooq.Select;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * The pool's hot statements (acquire, release, extend), written in the DSL and rendered once per
+ * {@link ChannelAccountPool} (see {@link RenderedQuery} for why).
+ */
+final class PoolStatements {
+
+    static final String OWNER = "owner";
+    static final String LEASE = "lease";
+    static final String START = "start";
+    static final String KEY = "public_key";
+
+    final RenderedQuery acquire;
+    final RenderedQuery release;
+    final RenderedQuery extend;
+
+    PoolStatements(DSLContext dsl, AcquireStrategy strategy) {
+        Param<String> owner = DSL.param(OWNER, SQLDataType.VARCHAR);
+        Field<OffsetDateTime> leaseEnd = DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
+        Select<Record1<String>> pick = strategy == AcquireStrategy.RANDOM_START ? randomStart() : orderByRandom();
+        acquire = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
+                .set(CHANNEL_ACCOUNTS.LOCKED_BY, owner)
+                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
+                .returning(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.LOCKED_BY, CHANNEL_ACCOUNTS.LOCKED_AT,
+                        CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+        release = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
+                .set(CHANNEL_ACCOUNTS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
+                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(heldBy(owner)));
+        extend = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
+                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(heldBy(owner))
+                .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+    }
+
+    /**
+     * The constant-cost pick: idle slots from a random start, then idle slots before it, then
+     * the oldest expired lease; each branch is an index scan with LIMIT 1 and SKIP LOCKED, and
+     * the outer LIMIT 1 stops at the first branch that yields a row. The start is
+     * {@code min(slot) + floor(:start * (max(slot) - min(slot) + 1))} for a uniform
+     * {@code :start} in [0, 1), two index probes.
+     */
+    private static Select<Record1<String>> randomStart() {
+        var slot = CHANNEL_ACCOUNTS.SLOT;
+        Field<Long> lo = DSL.select(DSL.min(slot)).from(CHANNEL_ACCOUNTS).asField();
+        Field<Long> hi = DSL.select(DSL.max(slot)).from(CHANNEL_ACCOUNTS).asField();
+        Field<Long> start = lo.plus(DSL.floor(DSL.param(START, SQLDataType.DOUBLE)
+                .times(hi.minus(lo).plus(DSL.inline(1L)))).cast(Long.class));
+        Table<Record1<String>> after = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)), slot, "after");
+        Table<Record1<String>> before = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)), slot, "before");
+        Table<Record1<String>> expired = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()),
+                CHANNEL_ACCOUNTS.LOCKED_UNTIL, "expired");
+        Table<Record1<String>> candidates = DSL.selectFrom(after)
+                .unionAll(DSL.selectFrom(before))
+                .unionAll(DSL.selectFrom(expired))
+                .asTable("candidates");
+        return DSL.selectFrom(candidates).limit(DSL.inline(1));
+    }
+
+    /** One row matching {@code where}, first by {@code order}, locked with SKIP LOCKED, as a derived table. */
+    private static Table<Record1<String>> lockOne(Condition where, Field<?> order, String alias) {
+        // Each branch is its own derived table: jOOQ would otherwise hoist the first branch's
+        // FOR UPDATE onto the whole UNION, which PostgreSQL rejects. LIMIT is a literal, so that
+        // a generic plan still knows it reads one row.
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(where)
+                .orderBy(order).limit(DSL.inline(1)).forUpdate().skipLocked().asTable(alias);
+    }
+
+    private static Select<Record1<String>> orderByRandom() {
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(ChannelAccountPool.acquirable())
+                .orderBy(DSL.rand()).limit(DSL.inline(1)).forUpdate().skipLocked();
+    }
+
+    /**
+     * Held by {@code owner} and not expired. Compared with {@code clock_timestamp()}, not
+     * {@code now()}: inside a long caller transaction {@code now()} is when it began, and a lease
+     * that expired since must not be released as if it were still held.
+     */
+    private static Condition heldBy(Param<String> owner) {
+        return CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(DSL.param(KEY, SQLDataType.VARCHAR))
+                .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
+                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE)));
+    }
+
+    /** Maps a row returned by {@link #acquire}. */
+    static ChannelAccount account(ResultSet row) throws SQLException {
+        return new ChannelAccount(row.getString(CHANNEL_ACCOUNTS.PUBLIC_KEY.getName()),
+                row.getString(CHANNEL_ACCOUNTS.LOCKED_BY.getName()),
+                row.getObject(CHANNEL_ACCOUNTS.LOCKED_AT.getName(), OffsetDateTime.class),
+                row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
+    }
+}
