@@ -46,6 +46,7 @@ public final class Accounts {
     private final Transactions.Sleeper sleeper;
     private final Transactions.RetryListener listener;
     private final Transactions transactions;
+    private final AccountStatements statements;
 
     /** Accounts on {@code dsl} with {@link RetryPolicy#defaults()}. */
     public Accounts(DSLContext dsl) {
@@ -68,6 +69,7 @@ public final class Accounts {
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.transactions = new Transactions(dsl, policy, sleeper, listener);
+        this.statements = new AccountStatements(dsl);
     }
 
     // ---------------------------------------------------------------- open and read
@@ -182,16 +184,12 @@ public final class Accounts {
      */
     public boolean debit(DSLContext tx, long id, BigDecimal amount) {
         BigDecimal value = Amounts.positive("amount", amount);
-        int updated = PgErrors.translating(() -> tx.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(value))
-                .set(ACCOUNTS.VERSION, ACCOUNTS.VERSION.plus(1L))
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.BALANCE.ge(value)))
-                .execute());
-        if (updated == 0 && !exists(tx, id)) {
+        Objects.requireNonNull(tx, "tx");
+        boolean applied = Transfers.debit(statements, tx, id, value);
+        if (!applied && !exists(tx, id)) {
             throw new AccountNotFoundException(id);
         }
-        return updated == 1;
+        return applied;
     }
 
     /**
@@ -203,13 +201,8 @@ public final class Accounts {
      */
     public boolean credit(DSLContext tx, long id, BigDecimal amount) {
         BigDecimal value = Amounts.positive("amount", amount);
-        int updated = PgErrors.translating(() -> tx.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.plus(value))
-                .set(ACCOUNTS.VERSION, ACCOUNTS.VERSION.plus(1L))
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id))
-                .execute());
-        if (updated == 0) {
+        Objects.requireNonNull(tx, "tx");
+        if (!Transfers.credit(statements, tx, id, value)) {
             throw new AccountNotFoundException(id);
         }
         return true;
@@ -227,11 +220,12 @@ public final class Accounts {
      */
     public boolean updateIfVersion(DSLContext tx, long id, long expectedVersion, BigDecimal newBalance) {
         BigDecimal balance = Amounts.nonNegative("newBalance", newBalance);
-        int updated = PgErrors.translating(() -> compareAndSwap(tx, id, expectedVersion, balance));
-        if (updated == 0 && !exists(tx, id)) {
+        Objects.requireNonNull(tx, "tx");
+        boolean applied = Transfers.compareAndSwap(statements, tx, id, expectedVersion, balance);
+        if (!applied && !exists(tx, id)) {
             throw new AccountNotFoundException(id);
         }
-        return updated == 1;
+        return applied;
     }
 
     /**
@@ -251,7 +245,7 @@ public final class Accounts {
         for (int attempt = 1; ; attempt++) {
             Account current = get(tx, id);
             BigDecimal next = Amounts.nonNegative("new balance", change.apply(current.balance()));
-            if (PgErrors.translating(() -> compareAndSwap(tx, id, current.version(), next)) == 1) {
+            if (Transfers.compareAndSwap(statements, tx, id, current.version(), next)) {
                 return new Account(id, next, current.version() + 1, null);
             }
             pauseBeforeRetry(attempt, id);
@@ -278,13 +272,13 @@ public final class Accounts {
         BigDecimal value = validateTransfer(from, to, amount, strategy);
         if (strategy == TransferStrategy.OPTIMISTIC) {
             return optimisticLoop(from, to, () -> dsl.transactionResult(c ->
-                    Transfers.optimistic(c.dsl(), from, to, value)));
+                    Transfers.optimistic(statements, c.dsl(), from, to, value)));
         }
         Isolation isolation = strategy == TransferStrategy.SERIALIZABLE ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
         int[] attempts = {0};
         TransferResult.Status status = transactions.run(isolation, c -> {
             attempts[0]++;
-            return Transfers.once(c.dsl(), strategy, from, to, value);
+            return Transfers.once(statements, c.dsl(), strategy, from, to, value);
         });
         return new TransferResult(status, attempts[0]);
     }
@@ -302,7 +296,7 @@ public final class Accounts {
         BigDecimal value = validateTransfer(from, to, amount, strategy);
         Transactions.requireOpen(tx, "transfer(tx, ...)");
         if (strategy == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(from, to, () -> Savepoints.unit(tx, () -> Transfers.optimistic(tx, from, to, value)));
+            return optimisticLoop(from, to, () -> Savepoints.unit(tx, () -> Transfers.optimistic(statements, tx, from, to, value)));
         }
         if (strategy == TransferStrategy.SERIALIZABLE) {
             String level = PgErrors.translating(() -> tx.select(
@@ -312,7 +306,7 @@ public final class Accounts {
                         + "transaction, but it is " + level);
             }
         }
-        return new TransferResult(Savepoints.unit(tx, () -> Transfers.once(tx, strategy, from, to, value)), 1);
+        return new TransferResult(Savepoints.unit(tx, () -> Transfers.once(statements, tx, strategy, from, to, value)), 1);
     }
 
     // ---------------------------------------------------------------- internals
@@ -349,16 +343,7 @@ public final class Accounts {
         return Amounts.positive("amount", amount);
     }
 
-    static int compareAndSwap(DSLContext tx, long id, long expectedVersion, BigDecimal balance) {
-        return tx.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, balance)
-                .set(ACCOUNTS.VERSION, ACCOUNTS.VERSION.plus(1L))
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.VERSION.eq(expectedVersion)))
-                .execute();
-    }
-
-    private static boolean exists(DSLContext tx, long id) {
+    static boolean exists(DSLContext tx, long id) {
         return PgErrors.translating(() -> tx.fetchExists(ACCOUNTS, ACCOUNTS.ID.eq(id)));
     }
 

@@ -1,12 +1,8 @@
 package dev.locksmith.accounts;
 
-import static dev.locksmith.codegen.Tables.ACCOUNTS;
-
-import dev.locksmith.codegen.tables.records.AccountsRecord;
 import java.math.BigDecimal;
+import java.util.List;
 import org.jooq.DSLContext;
-import org.jooq.Result;
-import org.jooq.impl.DSL;
 
 /** One attempt of each transfer strategy, in a transaction someone else opened. */
 final class Transfers {
@@ -29,16 +25,17 @@ final class Transfers {
     private Transfers() {
     }
 
-    static TransferResult.Status once(DSLContext tx, TransferStrategy strategy, long from, long to, BigDecimal amount) {
+    static TransferResult.Status once(AccountStatements sql, DSLContext tx, TransferStrategy strategy, long from, long to,
+            BigDecimal amount) {
         switch (strategy) {
             case ATOMIC_GUARD:
-                return atomicGuard(tx, from, to, amount);
+                return atomicGuard(sql, tx, from, to, amount);
             case PESSIMISTIC:
-                return pessimistic(tx, from, to, amount);
+                return readDecideWrite(sql, tx, both(sql, sql.lockTwo, tx, from, to), from, to, amount);
             case SERIALIZABLE:
-                return readDecideWrite(tx, read(tx, from, to), from, to, amount);
+                return readDecideWrite(sql, tx, both(sql, sql.readTwo, tx, from, to), from, to, amount);
             case OPTIMISTIC:
-                return optimistic(tx, from, to, amount);
+                return optimistic(sql, tx, from, to, amount);
             default:
                 throw new IllegalArgumentException("unknown strategy " + strategy);
         }
@@ -49,45 +46,44 @@ final class Transfers {
      * account has the lower id, its row is locked first, so transfers in opposite directions
      * cannot deadlock.
      */
-    private static TransferResult.Status atomicGuard(DSLContext tx, long from, long to, BigDecimal amount) {
-        if (to < from && tx.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.eq(to)).forNoKeyUpdate()
-                .fetchOptional().isEmpty()) {
+    private static TransferResult.Status atomicGuard(AccountStatements sql, DSLContext tx, long from, long to,
+            BigDecimal amount) {
+        if (to < from && sql.lockOne.fetch(tx, sql.lockOne.binds().set(AccountStatements.ID, to), row -> 1).isEmpty()) {
             throw new AccountNotFoundException(to);
         }
-        int debited = tx.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(amount))
-                .set(ACCOUNTS.VERSION, ACCOUNTS.VERSION.plus(1L))
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(from).and(ACCOUNTS.BALANCE.ge(amount)))
-                .execute();
-        if (debited == 0) {
-            if (!tx.fetchExists(ACCOUNTS, ACCOUNTS.ID.eq(from))) {
+        if (!debit(sql, tx, from, amount)) {
+            if (!Accounts.exists(tx, from)) {
                 throw new AccountNotFoundException(from);
             }
             return TransferResult.Status.INSUFFICIENT_FUNDS;
         }
-        int credited = tx.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.plus(amount))
-                .set(ACCOUNTS.VERSION, ACCOUNTS.VERSION.plus(1L))
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(to))
-                .execute();
-        if (credited == 0) {
+        if (!credit(sql, tx, to, amount)) {
             // The debit is undone by the caller's rollback (own transaction or savepoint).
             throw new AccountNotFoundException(to);
         }
         return TransferResult.Status.TRANSFERRED;
     }
 
-    /** Both rows locked in ascending id order, then read, decide, write. */
-    private static TransferResult.Status pessimistic(DSLContext tx, long from, long to, BigDecimal amount) {
-        Result<AccountsRecord> rows = tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.in(from, to))
-                .orderBy(ACCOUNTS.ID).forNoKeyUpdate().fetch();
-        return readDecideWrite(tx, rows, from, to, amount);
+    static boolean debit(AccountStatements sql, DSLContext tx, long id, BigDecimal amount) {
+        return sql.debit.execute(tx, sql.debit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount)) == 1;
     }
 
-    private static Result<AccountsRecord> read(DSLContext tx, long from, long to) {
-        return tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.in(from, to)).orderBy(ACCOUNTS.ID).fetch();
+    static boolean credit(AccountStatements sql, DSLContext tx, long id, BigDecimal amount) {
+        return sql.credit.execute(tx, sql.credit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount)) == 1;
+    }
+
+    static boolean compareAndSwap(AccountStatements sql, DSLContext tx, long id, long expectedVersion, BigDecimal balance) {
+        return sql.compareAndSwap.execute(tx, sql.compareAndSwap.binds()
+                .set(AccountStatements.ID, id)
+                .set(AccountStatements.VERSION, expectedVersion)
+                .set(AccountStatements.BALANCE, balance)) == 1;
+    }
+
+    /** Both accounts in ascending id order, read with {@code statement} ({@code readTwo} or {@code lockTwo}). */
+    private static List<Account> both(AccountStatements sql, dev.locksmith.internal.RenderedQuery statement, DSLContext tx,
+            long from, long to) {
+        return statement.fetch(tx, statement.binds().set(AccountStatements.ID, from).set(AccountStatements.OTHER_ID, to),
+                AccountStatements::account);
     }
 
     /**
@@ -95,21 +91,17 @@ final class Transfers {
      * Correct only when the rows cannot change in between: locked (PESSIMISTIC) or under
      * SERIALIZABLE, where PostgreSQL aborts one of two conflicting transactions.
      */
-    private static TransferResult.Status readDecideWrite(DSLContext tx, Result<AccountsRecord> rows, long from, long to,
-            BigDecimal amount) {
-        AccountsRecord source = find(rows, from);
+    private static TransferResult.Status readDecideWrite(AccountStatements sql, DSLContext tx, List<Account> rows,
+            long from, long to, BigDecimal amount) {
+        Account source = find(rows, from);
         find(rows, to);
-        if (source.getBalance().compareTo(amount) < 0) {
+        if (source.balance().compareTo(amount) < 0) {
             return TransferResult.Status.INSUFFICIENT_FUNDS;
         }
-        for (AccountsRecord row : rows) {
-            BigDecimal balance = after(row, source, amount);
-            tx.update(ACCOUNTS)
-                    .set(ACCOUNTS.BALANCE, balance)
-                    .set(ACCOUNTS.VERSION, ACCOUNTS.VERSION.plus(1L))
-                    .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                    .where(ACCOUNTS.ID.eq(row.getId()))
-                    .execute();
+        for (Account row : rows) {
+            sql.setBalance.execute(tx, sql.setBalance.binds()
+                    .set(AccountStatements.ID, row.id())
+                    .set(AccountStatements.BALANCE, after(row, source, amount)));
         }
         return TransferResult.Status.TRANSFERRED;
     }
@@ -118,30 +110,29 @@ final class Transfers {
      * Reads both rows without locks, then compare-and-swaps each on its version in ascending id
      * order. Throws {@link VersionConflict} when either swap loses; the caller rolls back.
      */
-    static TransferResult.Status optimistic(DSLContext tx, long from, long to, BigDecimal amount) {
-        Result<AccountsRecord> rows = read(tx, from, to);
-        AccountsRecord source = find(rows, from);
+    static TransferResult.Status optimistic(AccountStatements sql, DSLContext tx, long from, long to, BigDecimal amount) {
+        List<Account> rows = both(sql, sql.readTwo, tx, from, to);
+        Account source = find(rows, from);
         find(rows, to);
-        if (source.getBalance().compareTo(amount) < 0) {
+        if (source.balance().compareTo(amount) < 0) {
             return TransferResult.Status.INSUFFICIENT_FUNDS;
         }
-        for (AccountsRecord row : rows) {
-            BigDecimal balance = after(row, source, amount);
-            if (Accounts.compareAndSwap(tx, row.getId(), row.getVersion(), balance) == 0) {
-                throw new VersionConflict(row.getId());
+        for (Account row : rows) {
+            if (!compareAndSwap(sql, tx, row.id(), row.version(), after(row, source, amount))) {
+                throw new VersionConflict(row.id());
             }
         }
         return TransferResult.Status.TRANSFERRED;
     }
 
     /** The balance {@code row} has after the transfer: debited if it is the source, else credited. */
-    private static BigDecimal after(AccountsRecord row, AccountsRecord source, BigDecimal amount) {
-        return row == source ? row.getBalance().subtract(amount) : row.getBalance().add(amount);
+    private static BigDecimal after(Account row, Account source, BigDecimal amount) {
+        return row == source ? row.balance().subtract(amount) : row.balance().add(amount);
     }
 
-    private static AccountsRecord find(Result<AccountsRecord> rows, long id) {
-        for (AccountsRecord row : rows) {
-            if (row.getId() == id) {
+    private static Account find(List<Account> rows, long id) {
+        for (Account row : rows) {
+            if (row.id() == id) {
                 return row;
             }
         }
