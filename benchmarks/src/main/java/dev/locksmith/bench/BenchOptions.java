@@ -13,7 +13,8 @@ import java.util.Objects;
  * @param workers worker counts to use instead of each workload's defaults; empty for the defaults
  * @param quick a reduced matrix (the demo)
  */
-public record BenchOptions(Duration warmup, Duration duration, int runs, List<Integer> workers, boolean quick) {
+public record BenchOptions(Duration warmup, Duration duration, int runs, List<Integer> workers, boolean quick,
+        List<String> only) {
 
     public BenchOptions {
         Objects.requireNonNull(warmup, "warmup");
@@ -25,6 +26,7 @@ public record BenchOptions(Duration warmup, Duration duration, int runs, List<In
             throw new IllegalArgumentException("runs must be at least 1, was " + runs);
         }
         workers = List.copyOf(workers);
+        only = List.copyOf(only);
         for (int w : workers) {
             if (w < 1 || w > 256) {
                 throw new IllegalArgumentException("workers must be between 1 and 256, was " + w);
@@ -33,6 +35,20 @@ public record BenchOptions(Duration warmup, Duration duration, int runs, List<In
     }
 
     /** The given worker counts, or {@code defaults} when none were given. */
+    /** Options without a case filter. */
+    public BenchOptions(Duration warmup, Duration duration, int runs, List<Integer> workers, boolean quick) {
+        this(warmup, duration, runs, workers, quick, List.of());
+    }
+
+    /**
+     * Whether a case with this configuration runs: every case when {@link #only()} is empty,
+     * else those with a word of their configuration (such as {@code size=100} or
+     * {@code batch=10}) equal to one of {@link #only()}.
+     */
+    public boolean selects(String config) {
+        return only.isEmpty() || java.util.Arrays.stream(config.split(" ")).anyMatch(only::contains);
+    }
+
     public List<Integer> workersOr(List<Integer> defaults) {
         return workers.isEmpty() ? defaults : workers;
     }

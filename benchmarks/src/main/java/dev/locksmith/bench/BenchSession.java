@@ -65,6 +65,16 @@ public final class BenchSession implements AutoCloseable {
         return applied;
     }
 
+    /**
+     * Closes the pool's connections (in-use ones as they are returned), so that the next run
+     * starts on new sessions: PostgreSQL caches a plan per session and prepared statement, and a
+     * plan made while a table was tiny can outlive the table's growth. Without this, whichever
+     * variant ran first on a fresh table kept such plans, and the comparison measured that.
+     */
+    public void freshConnections() {
+        pool.getHikariPoolMXBean().softEvictConnections();
+    }
+
     /** The workloads by name, in the order they run. */
     public Map<String, Workload> workloads() {
         Map<String, Workload> all = new LinkedHashMap<>();

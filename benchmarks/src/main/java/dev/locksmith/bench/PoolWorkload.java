@@ -97,8 +97,13 @@ final class PoolWorkload implements Workload {
                 });
                 registered = size;
             } else {
-                Jdbc.autoCommit(ds, c -> Jdbc.update(c, "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
-                        + "locked_until = NULL WHERE locked_until IS NOT NULL"));
+                // Every run starts from the same state: all idle, dead tuples vacuumed, fresh statistics.
+                Jdbc.autoCommit(ds, c -> {
+                    Jdbc.update(c, "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
+                            + "locked_until = NULL WHERE locked_until IS NOT NULL");
+                    Jdbc.update(c, "VACUUM ANALYZE channel_accounts");
+                    return null;
+                });
             }
         }
 

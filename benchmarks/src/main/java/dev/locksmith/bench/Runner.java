@@ -21,11 +21,22 @@ public final class Runner {
 
     private final BenchOptions options;
     private final Consumer<String> progress;
+    private final Runnable beforeEachRun;
 
     /** A runner reporting each step to {@code progress}. */
     public Runner(BenchOptions options, Consumer<String> progress) {
+        this(options, progress, () -> { });
+    }
+
+    /**
+     * A runner that also calls {@code beforeEachRun} before each variant's run, after its
+     * {@code prepare()}: {@link BenchSession#freshConnections()}, so that no variant inherits
+     * the other's server-side prepared statements and cached plans.
+     */
+    public Runner(BenchOptions options, Consumer<String> progress, Runnable beforeEachRun) {
         this.options = options;
         this.progress = progress;
+        this.beforeEachRun = beforeEachRun;
     }
 
     /** Progress steps that running {@code workloads} will report: one per variant per run. */
@@ -33,6 +44,9 @@ public final class Runner {
         int steps = 0;
         for (Workload w : workloads) {
             for (Workload.Case c : w.cases(options)) {
+                if (!options.selects(c.config())) {
+                    continue;
+                }
                 steps += options.runs() * (c.raw() == null ? 1 : 2);
             }
         }
@@ -43,7 +57,9 @@ public final class Runner {
     public List<Result> run(Workload workload) throws Exception {
         List<Result> results = new ArrayList<>();
         for (Workload.Case c : workload.cases(options)) {
-            results.addAll(runCase(workload.name(), c));
+            if (options.selects(c.config())) {
+                results.addAll(runCase(workload.name(), c));
+            }
         }
         return results;
     }
@@ -68,6 +84,7 @@ public final class Runner {
                         run, options.runs()));
                 Workload.Variant variant = variants.get(name);
                 variant.prepare();
+                beforeEachRun.run();
                 List<Latencies> lat = new CopyOnWriteArrayList<>();
                 double rate = variant instanceof Workload.SelfTimed self ? self.measure() : measure(c, variant, lat);
                 throughput.computeIfAbsent(name, k -> new ArrayList<>()).add(rate);

@@ -50,6 +50,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--workers", split = ",", description = "worker counts, e.g. 1,4,16 (default: per workload)")
     private List<Integer> workers = new ArrayList<>();
 
+    @Option(names = "--only", split = ",", description = "run only the cases with one of these words in their configuration, "
+            + "e.g. size=100, or batch=1,batch=10, or pessimistic (default: every case)")
+    private List<String> only = new ArrayList<>();
+
     @Option(names = "--out", description = "directory for results.json, results.csv, chart.svg, table.txt "
             + "(default: reports/<timestamp>)")
     private Path out;
@@ -59,7 +63,7 @@ final class BenchCommand implements Callable<Integer> {
         BenchOptions options;
         try {
             options = new BenchOptions(Duration.ofMillis((long) (warmup * 1000)), Duration.ofMillis((long) (duration * 1000)),
-                    runs, workers, false);
+                    runs, workers, false, only);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -76,7 +80,7 @@ final class BenchCommand implements Callable<Integer> {
             System.out.printf("server: %s via %s%n", session.server().version(), session.server().source().description());
             List<Workload> selected = chosen.stream().map(all::get).toList();
             Progress progress = new Progress(System.err, new Runner(options, step -> { }).steps(selected));
-            Runner runner = new Runner(options, progress);
+            Runner runner = new Runner(options, progress, session::freshConnections);
             List<Result> results = new ArrayList<>();
             for (String name : chosen) {
                 results.addAll(runner.run(all.get(name)));
@@ -88,7 +92,8 @@ final class BenchCommand implements Callable<Integer> {
             Files.createDirectories(dir);
             String header = String.format("locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %d cores%n%n",
                     String.join(" ", chosen), duration, warmup, runs,
-                    workers.isEmpty() ? "" : " --workers " + workers.toString().replaceAll("[\\[\\] ]", ""),
+                    (workers.isEmpty() ? "" : " --workers " + workers.toString().replaceAll("[\\[\\] ]", ""))
+                            + (only.isEmpty() ? "" : " --only " + String.join(",", only)),
                     session.server().version(), session.server().source().description(),
                     Runtime.getRuntime().availableProcessors());
             Files.writeString(dir.resolve("table.txt"), header + report.table());

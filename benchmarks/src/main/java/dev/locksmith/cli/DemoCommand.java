@@ -41,7 +41,7 @@ final class DemoCommand implements Callable<Integer> {
             }
             out.println();
             Progress progress = new Progress(System.err, new Runner(options, step -> { }).steps(session.workloads().values()));
-            Runner runner = new Runner(options, progress);
+            Runner runner = new Runner(options, progress, session::freshConnections);
             List<Result> results = new ArrayList<>();
             for (Workload w : session.workloads().values()) {
                 results.addAll(runner.run(w));

@@ -11,6 +11,18 @@ import org.junit.jupiter.api.Test;
 class StatsAndReportTest {
 
     @Test
+    void onlySelectsCasesByAWholeWordOfTheirConfiguration() {
+        BenchOptions all = new BenchOptions(java.time.Duration.ZERO, java.time.Duration.ofSeconds(1), 1, java.util.List.of(), false);
+        BenchOptions some = new BenchOptions(java.time.Duration.ZERO, java.time.Duration.ofSeconds(1), 1, java.util.List.of(),
+                false, java.util.List.of("size=100", "pessimistic"));
+        assertThat(all.selects("random_start size=1000000")).isTrue();
+        assertThat(some.selects("random_start size=100")).isTrue();
+        assertThat(some.selects("random_start size=10000")).isFalse();
+        assertThat(some.selects("pessimistic accounts=10")).isTrue();
+        assertThat(some.selects("optimistic accounts=10")).isFalse();
+    }
+
+    @Test
     void medianMinMax() {
         assertThat(Stats.median(List.of(3.0, 1.0, 2.0))).isEqualTo(2.0);
         assertThat(Stats.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
