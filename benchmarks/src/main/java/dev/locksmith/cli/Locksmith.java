@@ -22,7 +22,16 @@ public final class Locksmith implements Runnable {
         System.setProperty("org.jooq.no-tips", "true");
         // Liquibase logs through java.util.logging; the tool prints its own summary.
         LIQUIBASE_LOG.setLevel(java.util.logging.Level.WARNING);
-        System.exit(new CommandLine(new Locksmith()).execute(args));
+        CommandLine cli = new CommandLine(new Locksmith());
+        cli.setExecutionExceptionHandler((failure, commandLine, parsed) -> {
+            String problem = Failures.connectionProblem(failure).orElse(null);
+            if (problem == null) {
+                throw failure;
+            }
+            commandLine.getErr().println("locksmith: " + problem);
+            return Failures.CONNECTION_FAILED;
+        });
+        System.exit(cli.execute(args));
     }
 
     @Override
