@@ -24,9 +24,10 @@ final class MigrateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PGSimpleDataSource ds = connection.explicitDataSource(spec.commandLine(), "migrate");
-        String url = ds.getUrl();
+        // The database as the user named it: PGSimpleDataSource.getUrl() lists every driver property.
+        String url = ds.getUrl().replaceFirst("\\?.*$", "");
         List<AppliedChangeSet> applied = LocksmithSchema.migrate(ds);
-        System.out.printf("applied %d change sets to %s%n", applied.size(), url.replaceAll("(?i)password=[^&]*", "password=***"));
+        System.out.printf("applied %d change sets to %s%n", applied.size(), url);
         applied.forEach(c -> System.out.printf("  %-24s %s%n", c.id(), c.file()));
         return 0;
     }
