@@ -38,6 +38,11 @@ import org.jooq.impl.DSL;
  * {@link dev.locksmith.LocksmithException} subclasses.
  *
  * <p>Thread-safe and stateless apart from its configuration; share one instance.
+ *
+ * <p>The hot statements are rendered once, at construction, with the settings of the
+ * {@code DSLContext} given here, and run through JDBC on the connection of the
+ * {@code DSLContext} passed to each call (README, "How it works"); {@code ExecuteListener}s do
+ * not see them.
  */
 public final class Accounts {
 

@@ -54,6 +54,11 @@ import org.jooq.types.DayToSecond;
  * <p>All times come from the database clock ({@code now()}), so several JVMs agree. Bad input
  * fails with {@link IllegalArgumentException} or {@link NullPointerException} before anything is
  * written. Thread-safe; share one instance.
+ *
+ * <p>The hot statements are rendered once, at construction, with the settings of the
+ * {@code DSLContext} given here, and run through JDBC on the connection of the
+ * {@code DSLContext} passed to each call (README, "How it works"); {@code ExecuteListener}s do
+ * not see them.
  */
 public final class JobQueue {
 

@@ -37,6 +37,11 @@ import org.jooq.impl.DSL;
  * {@link Optional#empty()} at once. See {@link AcquireStrategy} for how the account is chosen.
  *
  * <p>Thread-safe; share one instance.
+ *
+ * <p>The hot statements are rendered once, at construction, with the settings of the
+ * {@code DSLContext} given here, and run through JDBC on the connection of the
+ * {@code DSLContext} passed to each call (README, "How it works"); {@code ExecuteListener}s do
+ * not see them.
  */
 public final class ChannelAccountPool {
 
