@@ -24,8 +24,8 @@ final class MigrateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PGSimpleDataSource ds = connection.explicitDataSource(spec.commandLine(), "migrate");
-        // The database as the user named it: PGSimpleDataSource.getUrl() lists every driver property.
-        String url = ds.getUrl().replaceFirst("\\?.*$", "");
+        // The database as the user named it, without URL parameters (they may carry a password).
+        String url = connection.settings().jdbcUrl().orElseThrow().replaceFirst("\\?.*$", "");
         List<AppliedChangeSet> applied = LocksmithSchema.migrate(ds);
         System.out.printf("applied %d change sets to %s%n", applied.size(), url);
         applied.forEach(c -> System.out.printf("  %-24s %s%n", c.id(), c.file()));

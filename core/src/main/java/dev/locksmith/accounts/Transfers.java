@@ -1,5 +1,6 @@
 package dev.locksmith.accounts;
 
+import dev.locksmith.internal.RenderedQuery;
 import java.math.BigDecimal;
 import java.util.List;
 import org.jooq.DSLContext;
@@ -31,9 +32,9 @@ final class Transfers {
             case ATOMIC_GUARD:
                 return atomicGuard(sql, tx, from, to, amount);
             case PESSIMISTIC:
-                return readDecideWrite(sql, tx, both(sql, sql.lockTwo, tx, from, to), from, to, amount);
+                return readDecideWrite(sql, tx, both(sql.lockTwo, tx, from, to), from, to, amount);
             case SERIALIZABLE:
-                return readDecideWrite(sql, tx, both(sql, sql.readTwo, tx, from, to), from, to, amount);
+                return readDecideWrite(sql, tx, both(sql.readTwo, tx, from, to), from, to, amount);
             case OPTIMISTIC:
                 return optimistic(sql, tx, from, to, amount);
             default:
@@ -80,8 +81,7 @@ final class Transfers {
     }
 
     /** Both accounts in ascending id order, read with {@code statement} ({@code readTwo} or {@code lockTwo}). */
-    private static List<Account> both(AccountStatements sql, dev.locksmith.internal.RenderedQuery statement, DSLContext tx,
-            long from, long to) {
+    private static List<Account> both(RenderedQuery statement, DSLContext tx, long from, long to) {
         return statement.fetch(tx, statement.binds().set(AccountStatements.ID, from).set(AccountStatements.OTHER_ID, to),
                 AccountStatements::account);
     }
@@ -111,7 +111,7 @@ final class Transfers {
      * order. Throws {@link VersionConflict} when either swap loses; the caller rolls back.
      */
     static TransferResult.Status optimistic(AccountStatements sql, DSLContext tx, long from, long to, BigDecimal amount) {
-        List<Account> rows = both(sql, sql.readTwo, tx, from, to);
+        List<Account> rows = both(sql.readTwo, tx, from, to);
         Account source = find(rows, from);
         find(rows, to);
         if (source.balance().compareTo(amount) < 0) {
