@@ -3,6 +3,7 @@ package dev.locksmith.accounts;
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
 import dev.locksmith.Isolation;
+import dev.locksmith.internal.Savepoints;
 import dev.locksmith.LockWait;
 import dev.locksmith.PgErrors;
 import dev.locksmith.RetryPolicy;
@@ -75,6 +76,24 @@ public final class Accounts {
         this.listener = Objects.requireNonNull(listener, "listener");
         this.transactions = new Transactions(dsl, policy, sleeper, listener);
         this.statements = new AccountStatements(dsl);
+    }
+
+    private Accounts(Accounts base, Transactions transactions) {
+        this.dsl = base.dsl;
+        this.policy = base.policy;
+        this.sleeper = base.sleeper;
+        this.listener = base.listener;
+        this.transactions = transactions;
+        this.statements = base.statements;
+    }
+
+    /**
+     * A copy whose own-transaction transfers look for the outcome of a {@code COMMIT} whose
+     * connection failed for up to {@code timeout}; {@link Duration#ZERO} turns the look-up (and
+     * its extra round trip per transfer) off. See {@link Transactions#withCommitResolution}.
+     */
+    public Accounts withCommitResolution(Duration timeout) {
+        return new Accounts(this, transactions.withCommitResolution(timeout));
     }
 
     // ---------------------------------------------------------------- open and read
@@ -265,45 +284,70 @@ public final class Accounts {
     // ---------------------------------------------------------------- transfers
 
     /**
-     * Moves {@code amount} from one account to another in its own transaction, retrying
-     * deadlocks and serialization failures (and, for {@code OPTIMISTIC}, lost compare-and-swap
-     * races) under the retry policy.
-     *
-     * @throws IllegalArgumentException for {@code from == to} or a non-positive amount
-     * @throws AccountNotFoundException if either account does not exist
-     * @throws OptimisticConflictException for {@code OPTIMISTIC} when every attempt lost
+     * {@link #transfer(TransferRequest)} without a transfer id: moves {@code amount} in its own
+     * transaction. Not idempotent: after a {@link dev.locksmith.CommitOutcomeUnknownException}
+     * the caller cannot tell whether to try again; give a transfer id when that matters.
      */
     public TransferResult transfer(long from, long to, BigDecimal amount, TransferStrategy strategy) {
-        BigDecimal value = validateTransfer(from, to, amount, strategy);
-        if (strategy == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(from, to, () -> dsl.transactionResult(c ->
-                    Transfers.optimistic(statements, c.dsl(), from, to, value)));
+        return transfer(TransferRequest.of(from, to, amount, strategy));
+    }
+
+    /**
+     * Moves the amount in its own transaction, retrying deadlocks and serialization failures
+     * (and, for {@code OPTIMISTIC}, lost compare-and-swap races) under the retry policy.
+     *
+     * <p>Commit outcome (see {@link Transactions}): a normal return means the transfer
+     * committed; when the connection fails during {@code COMMIT}, the outcome is looked up, so a
+     * committed transfer is reported as committed; when it cannot be, the call fails with
+     * {@link dev.locksmith.CommitOutcomeUnknownException}. Any other exception means nothing
+     * changed. With a {@linkplain TransferRequest#transferId() transfer id}, calling again
+     * after any failure is safe: a transfer that did commit is reported
+     * {@link TransferResult.Status#ALREADY_TRANSFERRED} and not applied twice.
+     *
+     * @throws AccountNotFoundException if either account does not exist
+     * @throws OptimisticConflictException for {@code OPTIMISTIC} when every attempt lost
+     * @throws IllegalArgumentException when the transfer id was used before for another transfer
+     */
+    public TransferResult transfer(TransferRequest request) {
+        Objects.requireNonNull(request, "request");
+        if (request.strategy() == TransferStrategy.OPTIMISTIC) {
+            return optimisticLoop(request.from(), request.to(), () -> transactions.run(c ->
+                    Transfers.attempt(statements, c.dsl(), request)));
         }
-        Isolation isolation = strategy == TransferStrategy.SERIALIZABLE ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
+        Isolation isolation = request.strategy() == TransferStrategy.SERIALIZABLE
+                ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
         int[] attempts = {0};
         TransferResult.Status status = transactions.run(isolation, c -> {
             attempts[0]++;
-            return Transfers.once(statements, c.dsl(), strategy, from, to, value);
+            return Transfers.attempt(statements, c.dsl(), request);
         });
         return new TransferResult(status, attempts[0]);
     }
 
-    /**
-     * Moves {@code amount} inside the caller's open transaction, so the transfer commits or rolls
-     * back with the caller's own writes. It runs under a savepoint: on insufficient funds or any
-     * failure nothing of it remains, and the caller's transaction is still usable (except after
-     * a database error such as a deadlock, which aborts the whole transaction in PostgreSQL).
-     * No transaction-level retry is possible here; {@code OPTIMISTIC} still retries its
-     * compare-and-swap rounds. {@code SERIALIZABLE} needs the caller's transaction to be
-     * SERIALIZABLE and fails with {@link IllegalStateException} otherwise.
-     */
+    /** {@link #transfer(DSLContext, TransferRequest)} without a transfer id. */
     public TransferResult transfer(DSLContext tx, long from, long to, BigDecimal amount, TransferStrategy strategy) {
-        BigDecimal value = validateTransfer(from, to, amount, strategy);
+        return transfer(tx, TransferRequest.of(from, to, amount, strategy));
+    }
+
+    /**
+     * Moves the amount inside the caller's open transaction, so the transfer commits or rolls
+     * back with the caller's own writes (and the caller learns the outcome from its own
+     * commit). It runs under a savepoint: on insufficient funds or any failure nothing of it
+     * remains, and the caller's transaction is still usable (except after a database error such
+     * as a deadlock, which aborts the whole transaction in PostgreSQL). No transaction-level
+     * retry is possible here; {@code OPTIMISTIC} still retries its compare-and-swap rounds.
+     * {@code SERIALIZABLE} needs the caller's transaction to be SERIALIZABLE and fails with
+     * {@link IllegalStateException} otherwise. A transfer id is recorded in the caller's
+     * transaction, so it commits (and protects against a second application) with it.
+     */
+    public TransferResult transfer(DSLContext tx, TransferRequest request) {
+        Objects.requireNonNull(request, "request");
         Transactions.requireOpen(tx, "transfer(tx, ...)");
-        if (strategy == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(from, to, () -> Savepoints.unit(tx, () -> Transfers.optimistic(statements, tx, from, to, value)));
+        if (request.strategy() == TransferStrategy.OPTIMISTIC) {
+            return optimisticLoop(request.from(), request.to(),
+                    () -> Savepoints.unit(tx, () -> Transfers.attempt(statements, tx, request)));
         }
-        if (strategy == TransferStrategy.SERIALIZABLE) {
+        if (request.strategy() == TransferStrategy.SERIALIZABLE) {
             String level = PgErrors.translating(() -> tx.select(
                     DSL.function("current_setting", String.class, DSL.val("transaction_isolation"))).fetchSingle().value1());
             if (!"serializable".equals(level)) {
@@ -311,7 +355,7 @@ public final class Accounts {
                         + "transaction, but it is " + level);
             }
         }
-        return new TransferResult(Savepoints.unit(tx, () -> Transfers.once(statements, tx, strategy, from, to, value)), 1);
+        return new TransferResult(Savepoints.unit(tx, () -> Transfers.attempt(statements, tx, request)), 1);
     }
 
     // ---------------------------------------------------------------- internals
@@ -338,14 +382,6 @@ public final class Accounts {
             Thread.currentThread().interrupt();
             throw new OptimisticConflictException(accountId, failedAttempts);
         }
-    }
-
-    private static BigDecimal validateTransfer(long from, long to, BigDecimal amount, TransferStrategy strategy) {
-        Objects.requireNonNull(strategy, "strategy");
-        if (from == to) {
-            throw new IllegalArgumentException("cannot transfer from account " + from + " to itself");
-        }
-        return Amounts.positive("amount", amount);
     }
 
     static boolean exists(DSLContext tx, long id) {

@@ -16,11 +16,16 @@ public record TransferResult(Status status, int attempts) {
         /** The amount moved. */
         TRANSFERRED,
         /** The source balance was lower than the amount; nothing changed. */
-        INSUFFICIENT_FUNDS
+        INSUFFICIENT_FUNDS,
+        /**
+         * A transfer with the same id had already moved the amount (an earlier call, perhaps one
+         * whose outcome the caller never heard); nothing changed now.
+         */
+        ALREADY_TRANSFERRED
     }
 
-    /** True when the amount moved. */
+    /** True when the amount moved, by this call or by an earlier one with the same transfer id. */
     public boolean transferred() {
-        return status == Status.TRANSFERRED;
+        return status == Status.TRANSFERRED || status == Status.ALREADY_TRANSFERRED;
     }
 }

@@ -1,5 +1,8 @@
 package dev.locksmith.accounts;
 
+import static dev.locksmith.codegen.Tables.ACCOUNT_TRANSFERS;
+
+import dev.locksmith.codegen.tables.records.AccountTransfersRecord;
 import dev.locksmith.internal.RenderedQuery;
 import java.math.BigDecimal;
 import java.util.List;
@@ -24,6 +27,50 @@ final class Transfers {
     }
 
     private Transfers() {
+    }
+
+    /**
+     * One attempt of {@code request} in {@code tx}. With a transfer id, the id is recorded first
+     * ({@code INSERT ... ON CONFLICT DO NOTHING}: a concurrent transfer with the same id waits
+     * here for the first one to end); an id already recorded means the money moved before. The
+     * id row is removed again when the funds are insufficient, so only applied transfers keep
+     * one.
+     */
+    static TransferResult.Status attempt(AccountStatements sql, DSLContext tx, TransferRequest request) {
+        String transferId = request.transferId().orElse(null);
+        if (transferId != null && !recordId(tx, request, transferId)) {
+            return TransferResult.Status.ALREADY_TRANSFERRED;
+        }
+        TransferResult.Status status = once(sql, tx, request.strategy(), request.from(), request.to(), request.amount());
+        if (transferId != null && status == TransferResult.Status.INSUFFICIENT_FUNDS) {
+            tx.deleteFrom(ACCOUNT_TRANSFERS).where(ACCOUNT_TRANSFERS.TRANSFER_ID.eq(transferId)).execute();
+        }
+        return status;
+    }
+
+    /** Records the id; false when it was recorded before, for this same transfer (else it throws). */
+    private static boolean recordId(DSLContext tx, TransferRequest request, String transferId) {
+        int inserted = tx.insertInto(ACCOUNT_TRANSFERS)
+                .set(ACCOUNT_TRANSFERS.TRANSFER_ID, transferId)
+                .set(ACCOUNT_TRANSFERS.FROM_ACCOUNT, request.from())
+                .set(ACCOUNT_TRANSFERS.TO_ACCOUNT, request.to())
+                .set(ACCOUNT_TRANSFERS.AMOUNT, request.amount())
+                .onConflictDoNothing()
+                .execute();
+        if (inserted == 1) {
+            return true;
+        }
+        AccountTransfersRecord first = tx.selectFrom(ACCOUNT_TRANSFERS)
+                .where(ACCOUNT_TRANSFERS.TRANSFER_ID.eq(transferId)).fetchOptional()
+                .orElseThrow(() -> new IllegalStateException("transfer " + transferId + " was recorded and removed "
+                        + "concurrently; retry"));
+        if (first.getFromAccount() != request.from() || first.getToAccount() != request.to()
+                || first.getAmount().compareTo(request.amount()) != 0) {
+            throw new IllegalArgumentException("transferId " + transferId + " was already used for a different "
+                    + "transfer: " + first.getAmount().toPlainString() + " from account " + first.getFromAccount()
+                    + " to account " + first.getToAccount());
+        }
+        return false;
     }
 
     static TransferResult.Status once(AccountStatements sql, DSLContext tx, TransferStrategy strategy, long from, long to,

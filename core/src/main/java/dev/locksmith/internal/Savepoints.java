@@ -1,4 +1,4 @@
-package dev.locksmith.accounts;
+package dev.locksmith.internal;
 
 import dev.locksmith.PgErrors;
 import java.sql.Savepoint;
@@ -9,15 +9,15 @@ import org.jooq.DSLContext;
  * Runs several statements inside the caller's open transaction as one unit: if any fails,
  * only this unit is rolled back (to a savepoint), and the caller's transaction stays usable.
  * Uses the JDBC connection directly so it works whoever manages the transaction (jOOQ,
- * Spring, plain JDBC).
+ * Spring, plain JDBC). <b>Internal: not API.</b>
  */
-final class Savepoints {
+public final class Savepoints {
 
     private Savepoints() {
     }
 
     /** Runs {@code body} under a savepoint of the caller's open transaction (checked by the caller). */
-    static <T> T unit(DSLContext tx, Supplier<T> body) {
+    public static <T> T unit(DSLContext tx, Supplier<T> body) {
         return PgErrors.translating(() -> tx.connectionResult(connection -> {
             Savepoint savepoint = connection.setSavepoint();
             T result;

@@ -1,0 +1,30 @@
+package dev.locksmith;
+
+import java.util.OptionalLong;
+
+/**
+ * The connection failed while {@code COMMIT} was in flight, and locksmith could not find out
+ * whether the transaction committed. The changes may or may not be in the database: running
+ * the transaction again could apply them twice, so locksmith never retries this.
+ *
+ * <p>When PostgreSQL gave the transaction an id before {@code COMMIT} was sent,
+ * {@link #transactionId()} has it; {@code SELECT pg_xact_status('<id>'::xid8)} on any
+ * connection tells the outcome once the server can (for as long as the server keeps the
+ * commit log of that transaction). Make the work idempotent (for transfers, give each one a
+ * transfer id) to retry it safely.
+ */
+public class CommitOutcomeUnknownException extends LocksmithException {
+    private static final long serialVersionUID = 1L;
+
+    private final Long transactionId;
+
+    CommitOutcomeUnknownException(String message, String sqlState, Long transactionId, Throwable cause) {
+        super(message, sqlState, cause);
+        this.transactionId = transactionId;
+    }
+
+    /** The PostgreSQL transaction id ({@code xid8}) of the transaction, when it had one. */
+    public OptionalLong transactionId() {
+        return transactionId == null ? OptionalLong.empty() : OptionalLong.of(transactionId);
+    }
+}
