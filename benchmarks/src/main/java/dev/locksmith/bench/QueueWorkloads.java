@@ -20,12 +20,13 @@ final class QueueWorkloads {
     static final String QUEUE = "bench";
     /** The columns the library reads into a Job. */
     static final String RETURNING = "RETURNING id, queue, shard, kind, payload, priority, run_at, status, attempts, "
-            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at";
-    static final String CLAIMABLE = "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= now() "
+            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, lease_id";
+    static final String CLAIMABLE = "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
             + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
     static final String RAW_TX_CLAIM = "DELETE FROM jobs WHERE id IN (" + CLAIMABLE + ") " + RETURNING;
     static final String RAW_LEASE_CLAIM = "UPDATE jobs SET status = 'running', locked_by = ?, "
-            + "locked_until = now() + ?::interval, attempts = attempts + 1, updated_at = now() WHERE id IN ("
+            + "locked_until = now() + ?::interval, lease_id = gen_random_uuid(), attempts = attempts + 1, "
+            + "updated_at = now() WHERE id IN ("
             + CLAIMABLE + ") " + RETURNING;
 
     private QueueWorkloads() {
@@ -169,9 +170,9 @@ final class QueueWorkloads {
                             public Op op(int worker) {
                                 String me = "raw-" + worker;
                                 return () -> {
-                                    List<long[]> claimed = Jdbc.autoCommit(ds, c -> rawLeaseClaim(c, me, batch));
+                                    List<Leased> claimed = Jdbc.autoCommit(ds, c -> rawLeaseClaim(c, me, batch));
                                     if (!claimed.isEmpty()) {
-                                        Jdbc.inTransaction(ds, c -> rawCompleteAll(c, me, claimed));
+                                        Jdbc.inTransaction(ds, c -> rawCompleteAll(c, claimed));
                                     }
                                     return claimed.size();
                                 };
@@ -185,21 +186,26 @@ final class QueueWorkloads {
         };
     }
 
-    /** The raw lease claim: returns (id, attempts) of each leased job, reading columns as the library maps them. */
-    static List<long[]> rawLeaseClaim(Connection c, String worker, int batch) throws SQLException {
+    /** A job leased by the raw claim: its id and lease token. */
+    record Leased(long id, java.util.UUID leaseId) {
+    }
+
+    /** The raw lease claim, reading columns as the library maps them. */
+    static List<Leased> rawLeaseClaim(Connection c, String worker, int batch) throws SQLException {
         try (PreparedStatement s = c.prepareStatement(RAW_LEASE_CLAIM)) {
             s.setString(1, worker);
             s.setString(2, "300 seconds");
             s.setString(3, QUEUE);
             s.setInt(4, batch);
-            List<long[]> claimed = new ArrayList<>();
+            List<Leased> claimed = new ArrayList<>();
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    claimed.add(new long[] {rs.getLong(1), rs.getInt(9)});
+                    claimed.add(new Leased(rs.getLong(1), rs.getObject(16, java.util.UUID.class)));
                     rs.getString(2);
                     rs.getString(4);
                     rs.getString(5);
                     rs.getObject(7);
+                    rs.getInt(9);
                     rs.getObject(12);
                 }
             }
@@ -207,27 +213,20 @@ final class QueueWorkloads {
         }
     }
 
-    /** Same statement as JobQueue.completeAll: the lease tokens as three parallel arrays. */
+    /** Same statement as JobQueue.completeAll: ids and lease ids as two arrays. */
     static final String RAW_COMPLETE_ALL = "DELETE FROM jobs WHERE id = ANY(?::bigint[]) AND status = 'running' "
-            + "AND (id, locked_by, attempts) IN (SELECT (?::bigint[])[i], (?::varchar[])[i], (?::int[])[i] "
-            + "FROM generate_series(1, cardinality(?::bigint[])) AS tokens(i))";
+            + "AND lease_id = ANY(?::uuid[])";
 
-    static int rawCompleteAll(Connection c, String worker, List<long[]> claimed) throws SQLException {
+    static int rawCompleteAll(Connection c, List<Leased> claimed) throws SQLException {
         Object[] ids = new Object[claimed.size()];
-        Object[] workers = new Object[claimed.size()];
-        Object[] attempts = new Object[claimed.size()];
+        Object[] leases = new Object[claimed.size()];
         for (int i = 0; i < claimed.size(); i++) {
-            ids[i] = claimed.get(i)[0];
-            workers[i] = worker;
-            attempts[i] = (int) claimed.get(i)[1];
+            ids[i] = claimed.get(i).id();
+            leases[i] = claimed.get(i).leaseId();
         }
         try (PreparedStatement s = c.prepareStatement(RAW_COMPLETE_ALL)) {
-            java.sql.Array idArray = c.createArrayOf("int8", ids);
-            s.setArray(1, idArray);
-            s.setArray(2, idArray);
-            s.setArray(3, c.createArrayOf("varchar", workers));
-            s.setArray(4, c.createArrayOf("int4", attempts));
-            s.setArray(5, idArray);
+            s.setArray(1, c.createArrayOf("int8", ids));
+            s.setArray(2, c.createArrayOf("uuid", leases));
             return s.executeUpdate();
         }
     }

@@ -135,9 +135,9 @@ final class SustainedWorkload implements Workload {
         }
 
         private int rawClaimAndComplete(String me) throws Exception {
-            List<long[]> claimed = Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, me, BATCH));
+            List<QueueWorkloads.Leased> claimed = Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, me, BATCH));
             if (!claimed.isEmpty()) {
-                Jdbc.inTransaction(ds, c -> QueueWorkloads.rawCompleteAll(c, me, claimed));
+                Jdbc.inTransaction(ds, c -> QueueWorkloads.rawCompleteAll(c, claimed));
             }
             return claimed.size();
         }

@@ -99,6 +99,19 @@ public final class Binds {
         return put(name, (s, i) -> s.setArray(i, s.getConnection().createArrayOf("int4", array)));
     }
 
+    /** A {@code uuid} value; null binds SQL NULL. */
+    public Binds set(String name, java.util.UUID value) {
+        return put(name, value == null
+                ? (s, i) -> s.setNull(i, Types.OTHER)
+                : (s, i) -> s.setObject(i, value));
+    }
+
+    /** A {@code uuid[]}. */
+    public Binds setUuids(String name, Collection<java.util.UUID> values) {
+        Object[] array = values.toArray();
+        return put(name, (s, i) -> s.setArray(i, s.getConnection().createArrayOf("uuid", array)));
+    }
+
     /** A {@code varchar[]}/{@code text[]}. */
     public Binds setStrings(String name, Collection<String> values) {
         Object[] array = values.toArray();

@@ -20,11 +20,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 import org.jooq.types.DayToSecond;
 
 /**
@@ -46,8 +48,9 @@ import org.jooq.types.DayToSecond;
  *       for side effects outside the database, and make them idempotent.</li>
  * </ul>
  *
- * <p>Every lease transition checks ownership: the {@link Job} returned by a claim is the lease
- * token, and a transition applies only while the row still has that worker and attempt number.
+ * <p>Every lease transition checks ownership: each leased claim writes a new random
+ * {@code lease_id} ({@link Job#leaseId()}), and a transition applies only while the row is
+ * running with that lease id.
  * A worker whose lease expired and was rescued gets {@code false} / {@link FailResult.Outcome#LEASE_LOST},
  * never a silent success.
  *
@@ -196,8 +199,7 @@ public final class JobQueue {
         requireLeased(job);
         return statements.heartbeat.execute(dsl, statements.heartbeat.binds()
                 .set(JobStatements.ID, job.id())
-                .set(JobStatements.WORKER, job.lockedBy())
-                .set(JobStatements.ATTEMPTS, job.attempts())
+                .set(JobStatements.LEASE_ID, job.leaseId())
                 .setInterval(JobStatements.LEASE, lease)) == 1;
     }
 
@@ -223,19 +225,16 @@ public final class JobQueue {
             return 0;
         }
         List<Long> ids = new ArrayList<>(jobs.size());
-        List<String> workers = new ArrayList<>(jobs.size());
-        List<Integer> attempts = new ArrayList<>(jobs.size());
+        List<UUID> leaseIds = new ArrayList<>(jobs.size());
         for (Job job : jobs) {
             requireLeased(job);
             ids.add(job.id());
-            workers.add(job.lockedBy());
-            attempts.add(job.attempts());
+            leaseIds.add(job.leaseId());
         }
         RenderedQuery statement = config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
         return statement.execute(tx, statement.binds()
                 .setLongs(JobStatements.IDS, ids)
-                .setStrings(JobStatements.WORKERS, workers)
-                .setInts(JobStatements.ATTEMPT_LIST, attempts));
+                .setUuids(JobStatements.LEASE_IDS, leaseIds));
     }
 
     /**
@@ -246,15 +245,16 @@ public final class JobQueue {
     public FailResult fail(DSLContext tx, Job job, String error) {
         Objects.requireNonNull(tx, "tx");
         Condition owned = owned(job);
-        String message = error == null ? "" : error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error;
+        String message = truncate(error);
         boolean lastAttempt = job.attempts() >= job.maxAttempts();
         Duration delay = config.retryBackoff().delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
         return PgErrors.translating(() -> {
             var update = tx.update(JOBS)
                     .set(JOBS.LAST_ERROR, message)
-                    .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                    .set(JOBS.UPDATED_AT, statementTime())
                     .setNull(JOBS.LOCKED_BY)
-                    .setNull(JOBS.LOCKED_UNTIL);
+                    .setNull(JOBS.LOCKED_UNTIL)
+                    .setNull(JOBS.LEASE_ID);
             Optional<JobsRecord> row = (lastAttempt
                     ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
                     : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
@@ -265,6 +265,42 @@ public final class JobQueue {
             return lastAttempt
                     ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
                     : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.get().getRunAt()));
+        });
+    }
+
+    /**
+     * Records a failed attempt of a job claimed in transactional mode, in the transaction that
+     * claimed (deleted) it: the row is written back with {@code attempts + 1} and
+     * {@code last_error}, {@code pending} after the retry backoff, or {@code failed} once
+     * {@code max_attempts} is reached. Call it after rolling back to a savepoint taken after the
+     * claim, so that the handler's writes are gone but the deletion is not.
+     */
+    FailResult requeueFailed(DSLContext tx, Job job, String error) {
+        int attempts = job.attempts() + 1;
+        boolean lastAttempt = attempts >= job.maxAttempts();
+        Duration delay = config.retryBackoff().delay(attempts, ThreadLocalRandom.current().nextDouble());
+        Field<OffsetDateTime> runAt = lastAttempt ? DSL.val(job.runAt()) : after(delay);
+        return PgErrors.translating(() -> {
+            JobsRecord row = tx.insertInto(JOBS)
+                    .set(JOBS.ID, job.id())
+                    .set(JOBS.QUEUE, job.queue())
+                    .set(JOBS.SHARD, job.shard())
+                    .set(JOBS.KIND, job.kind())
+                    .set(JOBS.PAYLOAD, org.jooq.JSONB.valueOf(job.payload()))
+                    .set(JOBS.PRIORITY, (short) job.priority())
+                    .set(JOBS.RUN_AT, runAt)
+                    .set(JOBS.STATUS, lastAttempt ? FAILED : PENDING)
+                    .set(JOBS.ATTEMPTS, attempts)
+                    .set(JOBS.MAX_ATTEMPTS, job.maxAttempts())
+                    .set(JOBS.UNIQUE_KEY, job.uniqueKey())
+                    .set(JOBS.LAST_ERROR, truncate(error))
+                    .set(JOBS.CREATED_AT, job.createdAt())
+                    .set(JOBS.FINISHED_AT, lastAttempt ? DSL.currentOffsetDateTime() : DSL.castNull(JOBS.FINISHED_AT))
+                    .returning(JOBS.RUN_AT)
+                    .fetchSingle();
+            return lastAttempt
+                    ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                    : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.getRunAt()));
         });
     }
 
@@ -282,6 +318,7 @@ public final class JobQueue {
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .setNull(JOBS.LOCKED_BY)
                 .setNull(JOBS.LOCKED_UNTIL)
+                .setNull(JOBS.LEASE_ID)
                 .where(owned)
                 .execute()) == 1;
     }
@@ -299,6 +336,7 @@ public final class JobQueue {
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .setNull(JOBS.LOCKED_BY)
                 .setNull(JOBS.LOCKED_UNTIL)
+                .setNull(JOBS.LEASE_ID)
                 .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(LIVE)))
                 .execute()) == 1;
     }
@@ -322,6 +360,7 @@ public final class JobQueue {
                     .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                     .setNull(JOBS.LOCKED_BY)
                     .setNull(JOBS.LOCKED_UNTIL)
+                    .setNull(JOBS.LEASE_ID)
                     .where(JOBS.ID.in(dsl.select(JOBS.ID).from(JOBS)
                             .where(JOBS.STATUS.eq(RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
                             .limit(RESCUE_BATCH).forUpdate().skipLocked()))
@@ -394,27 +433,37 @@ public final class JobQueue {
         return claim.shards().isEmpty() ? binds : binds.setInts(JobStatements.SHARDS, claim.shards());
     }
 
+    private static String truncate(String error) {
+        return error == null ? "" : error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error;
+    }
+
     private static Condition owned(Job job) {
         requireLeased(job);
         return JOBS.ID.eq(job.id())
                 .and(JOBS.STATUS.eq(RUNNING))
-                .and(JOBS.LOCKED_BY.eq(job.lockedBy()))
-                .and(JOBS.ATTEMPTS.eq(job.attempts()));
+                .and(JOBS.LEASE_ID.eq(job.leaseId()));
     }
 
     private static void requireLeased(Job job) {
         Objects.requireNonNull(job, "job");
-        if (job.lockedBy() == null) {
-            throw new IllegalArgumentException("job " + job.id() + " was not claimed with a lease (use the Job a "
-                    + "leased claim returned)");
+        if (job.leaseId() == null) {
+            throw new IllegalArgumentException("job " + job.id() + " has no lease id: it was not claimed with a lease "
+                    + "(use the Job a leased claim returned)");
         }
     }
 
-    /** {@code now() + delay} on the database clock ({@code now()} itself for zero). */
+    /**
+     * {@code statement_timestamp() + delay} on the database clock: counted from the statement
+     * that writes it, not from the start of the caller's transaction ({@code now()}), so a job
+     * enqueued late in a long transaction still waits its whole delay.
+     */
     static Field<OffsetDateTime> after(Duration delay) {
-        return delay.isZero()
-                ? DSL.currentOffsetDateTime()
-                : DSL.currentOffsetDateTime().plus(DSL.val(DayToSecond.valueOf(delay)));
+        return delay.isZero() ? statementTime() : statementTime().plus(DSL.val(DayToSecond.valueOf(delay)));
+    }
+
+    /** {@code statement_timestamp()}: the start of the current statement on the database clock. */
+    static Field<OffsetDateTime> statementTime() {
+        return DSL.function("statement_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
     }
 
     static Duration requirePositive(String what, Duration value) {

@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.List;
+import java.util.UUID;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -29,15 +30,14 @@ final class JobStatements {
     static final String WORKER = "worker";
     static final String LEASE = "lease";
     static final String ID = "id";
-    static final String ATTEMPTS = "attempts";
     static final String IDS = "ids";
-    static final String WORKERS = "workers";
-    static final String ATTEMPT_LIST = "attempt_list";
+    static final String LEASE_ID = "lease_id";
+    static final String LEASE_IDS = "lease_ids";
 
     /** The columns a {@link Job} is made of. */
     private static final List<SelectField<?>> JOB_COLUMNS = List.of(JOBS.ID, JOBS.QUEUE, JOBS.SHARD, JOBS.KIND,
             JOBS.PAYLOAD, JOBS.PRIORITY, JOBS.RUN_AT, JOBS.STATUS, JOBS.ATTEMPTS, JOBS.MAX_ATTEMPTS, JOBS.LOCKED_BY,
-            JOBS.LOCKED_UNTIL, JOBS.UNIQUE_KEY, JOBS.LAST_ERROR, JOBS.CREATED_AT);
+            JOBS.LOCKED_UNTIL, JOBS.UNIQUE_KEY, JOBS.LAST_ERROR, JOBS.CREATED_AT, JOBS.LEASE_ID);
 
     final RenderedQuery claimInTransaction;
     final RenderedQuery claimInTransactionOnShards;
@@ -61,8 +61,7 @@ final class JobStatements {
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(JOBS.ID.eq(DSL.param(ID, SQLDataType.BIGINT)))
                 .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
-                .and(JOBS.LOCKED_BY.eq(worker))
-                .and(JOBS.ATTEMPTS.eq(DSL.param(ATTEMPTS, SQLDataType.INTEGER))));
+                .and(JOBS.LEASE_ID.eq(DSL.param(LEASE_ID, SQLDataType.UUID))));
         completeByDeleting = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(ownedByAll()));
         completeKeepingDone = RenderedQuery.of(dsl, dsl.update(JOBS)
                 .set(JOBS.STATUS, JobStatus.DONE.literal())
@@ -70,6 +69,7 @@ final class JobStatements {
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .set(JOBS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
                 .set(JOBS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .set(JOBS.LEASE_ID, DSL.castNull(SQLDataType.UUID))
                 .where(ownedByAll()));
     }
 
@@ -79,6 +79,7 @@ final class JobStatements {
                 .set(JOBS.STATUS, JobStatus.RUNNING.literal())
                 .set(JOBS.LOCKED_BY, worker)
                 .set(JOBS.LOCKED_UNTIL, leaseEnd)
+                .set(JOBS.LEASE_ID, DSL.function("gen_random_uuid", SQLDataType.UUID))
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(JOBS.ID.in(claimable(shards)))
@@ -87,12 +88,14 @@ final class JobStatements {
 
     /**
      * Ids of due pending jobs of the queue, in claim order, locked with SKIP LOCKED. The status
-     * is a literal, so that even a generic plan can use jobs_claimable_idx.
+     * is a literal, so that even a generic plan can use jobs_claimable_idx. Due is judged by the
+     * statement's clock, as {@code run_at} is written, so a claim late in a long transaction sees
+     * the jobs due by then.
      */
     private static Select<org.jooq.Record1<Long>> claimable(boolean shards) {
         Condition due = JOBS.QUEUE.eq(DSL.param(QUEUE, SQLDataType.VARCHAR))
                 .and(JOBS.STATUS.eq(JobStatus.PENDING.literal()))
-                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()));
+                .and(JOBS.RUN_AT.le(JobQueue.statementTime()));
         if (shards) {
             due = due.and(JOBS.SHARD.eq(DSL.any(DSL.param(SHARDS, SQLDataType.INTEGER.array()))));
         }
@@ -103,19 +106,14 @@ final class JobStatements {
     }
 
     /**
-     * Running jobs whose (id, locked_by, attempts) is one of the given lease tokens, passed as
-     * three parallel arrays so that one statement text serves any batch size.
+     * Running jobs among the given ids that still have one of the given lease ids. Lease ids are
+     * unique per claim, so matching the two arrays as sets is matching them pairwise; the ids
+     * let the primary key find the rows.
      */
     private static Condition ownedByAll() {
-        Param<Long[]> ids = DSL.param(IDS, SQLDataType.BIGINT.array());
-        Param<String[]> workers = DSL.param(WORKERS, SQLDataType.VARCHAR.array());
-        Param<Integer[]> attempts = DSL.param(ATTEMPT_LIST, SQLDataType.INTEGER.array());
-        Field<Integer> i = DSL.field(DSL.name("tokens", "i"), SQLDataType.INTEGER);
-        return JOBS.ID.eq(DSL.any(ids))
+        return JOBS.ID.eq(DSL.any(DSL.param(IDS, SQLDataType.BIGINT.array())))
                 .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
-                .and(DSL.row(JOBS.ID, JOBS.LOCKED_BY, JOBS.ATTEMPTS).in(
-                        DSL.select(DSL.arrayGet(ids, i), DSL.arrayGet(workers, i), DSL.arrayGet(attempts, i))
-                                .from(DSL.generateSeries(DSL.inline(1), DSL.cardinality(ids)).as("tokens", "i"))));
+                .and(JOBS.LEASE_ID.eq(DSL.any(DSL.param(LEASE_IDS, SQLDataType.UUID.array()))));
     }
 
     /** Maps a row of {@link #JOB_COLUMNS}. */
@@ -128,6 +126,7 @@ final class JobStatements {
                 row.getInt(JOBS.MAX_ATTEMPTS.getName()), row.getString(JOBS.LOCKED_BY.getName()),
                 row.getObject(JOBS.LOCKED_UNTIL.getName(), OffsetDateTime.class),
                 row.getString(JOBS.UNIQUE_KEY.getName()), row.getString(JOBS.LAST_ERROR.getName()),
-                row.getObject(JOBS.CREATED_AT.getName(), OffsetDateTime.class));
+                row.getObject(JOBS.CREATED_AT.getName(), OffsetDateTime.class),
+                row.getObject(JOBS.LEASE_ID.getName(), UUID.class));
     }
 }

@@ -1,6 +1,5 @@
 package dev.locksmith.jobs;
 
-import dev.locksmith.LocksmithException;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
@@ -41,11 +40,22 @@ import org.slf4j.LoggerFactory;
  *       then interrupts the rest and gives their jobs back ({@code pending}, attempt not
  *       counted): no job is left {@code running}.</li>
  * </ul>
+ *
+ * <p><b>Connections.</b> A worker with {@code threads} handler threads needs
+ * {@code threads + 3} connections from its data source at the same time
+ * ({@link #connectionsNeeded(int, boolean)}): one per running handler transaction, one for
+ * claims, one for heartbeats and rescue, and one held for {@code LISTEN} ({@code threads + 2}
+ * with {@code listen(false)}). With fewer, heartbeats wait for a connection while handlers hold
+ * them all, leases lapse, and jobs run twice. {@link #start()} fails when the data source is a
+ * pool whose maximum size it can read (HikariCP, Apache DBCP 2, Tomcat JDBC) and that maximum is
+ * too small; a pool shared with the application needs room for both. Each lost lease is logged
+ * at WARN.
  */
 public final class JobWorker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobWorker.class);
 
+    private final DataSource dataSource;
     private final DSLContext dsl;
     private final JobQueue queue;
     private final Claim claim;
@@ -54,7 +64,8 @@ public final class JobWorker implements AutoCloseable {
     private final WorkerListener listener;
 
     private final Semaphore slots;
-    private final Map<Long, Job> inFlight = new ConcurrentHashMap<>();
+    /** Held leases by lease id: a lapsed and re-claimed job has two, and each run settles only its own. */
+    private final Map<UUID, Job> inFlight = new ConcurrentHashMap<>();
     private final ExecutorService handlers;
     private final ScheduledExecutorService maintenance;
     private final Thread claimer;
@@ -65,6 +76,7 @@ public final class JobWorker implements AutoCloseable {
     private WorkerListener.Wake pendingWake;
 
     private JobWorker(Builder b) {
+        this.dataSource = b.dataSource;
         this.dsl = DSL.using(b.dataSource, SQLDialect.POSTGRES);
         this.queue = new JobQueue(dsl, b.queueConfig);
         this.claim = new Claim(b.queue, Math.min(b.threads, Claim.MAX_LIMIT), b.shards);
@@ -100,8 +112,29 @@ public final class JobWorker implements AutoCloseable {
         return settings.workerId();
     }
 
-    /** Starts the threads; returns at once. */
+    /**
+     * Connections a worker needs at the same time: {@code threads + 3}, or {@code threads + 2}
+     * without {@code LISTEN} (see the class description).
+     */
+    public static int connectionsNeeded(int threads, boolean listen) {
+        return JobQueue.requireThreads(threads) + (listen ? 3 : 2);
+    }
+
+    /**
+     * Starts the threads; returns at once.
+     *
+     * @throws IllegalStateException when the data source's pool is known to allow fewer
+     *     connections than {@link #connectionsNeeded(int, boolean)}
+     */
     public JobWorker start() {
+        int needed = connectionsNeeded(settings.threads(), settings.listen());
+        PoolSize.maximum(dataSource).ifPresent(maximum -> {
+            if (maximum < needed) {
+                throw new IllegalStateException("the data source allows at most " + maximum + " connections, but a "
+                        + "worker with " + settings.threads() + " threads" + (settings.listen() ? " and LISTEN" : "")
+                        + " needs " + needed + " at the same time; enlarge the pool or lower threads");
+            }
+        });
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
@@ -144,8 +177,8 @@ public final class JobWorker implements AutoCloseable {
                 if (queue.release(job)) {
                     listener.released(job);
                 }
-            } catch (LocksmithException e) {
-                LOG.warn("locksmith: could not release job {} at shutdown; its lease will expire: {}", job.id(), e.toString());
+            } catch (RuntimeException e) {
+                LOG.warn("could not give job {} back at shutdown; its lease will expire", job.id(), e);
             }
         }
         inFlight.clear();
@@ -165,19 +198,18 @@ public final class JobWorker implements AutoCloseable {
                         settings.workerId());
                 for (Job job : jobs) {
                     slots.acquireUninterruptibly();
-                    inFlight.put(job.id(), job);
+                    inFlight.put(job.leaseId(), job);
                     handlers.execute(() -> run(job));
                 }
                 if (jobs.size() < free) {
                     listener.idle();
                     awaitWake(settings.pollInterval());
                 }
-            } catch (LocksmithException | IllegalStateException e) {
-                LOG.warn("locksmith: claiming from {} failed, retrying after the poll interval: {}", claim.queue(),
-                        e.toString());
-                awaitWake(settings.pollInterval());
             } catch (java.util.concurrent.RejectedExecutionException stopping) {
                 return;
+            } catch (RuntimeException e) {
+                LOG.warn("claiming from queue {} failed, retrying after the poll interval", claim.queue(), e);
+                awaitWake(settings.pollInterval());
             }
         }
     }
@@ -196,6 +228,9 @@ public final class JobWorker implements AutoCloseable {
             listener.completed(job);
         } catch (LeaseLost e) {
             settled = true;
+            LOG.warn("handler of job {} ({}) on queue {}, attempt {}, finished after its lease was lost; its "
+                    + "transaction was rolled back, and the job runs again under its new lease", job.id(), job.kind(),
+                    job.queue(), job.attempts());
             listener.leaseLost(job);
         } catch (Throwable error) {
             if (running.get()) {
@@ -206,7 +241,7 @@ public final class JobWorker implements AutoCloseable {
             // Keep an unsettled job only while stopping, for close() to give back; otherwise stop
             // heartbeating it so that its lease expires and it is rescued.
             if (settled || running.get()) {
-                inFlight.remove(job.id());
+                inFlight.remove(job.leaseId());
             }
             slots.release();
             wake(WorkerListener.Wake.INTERNAL);
@@ -219,13 +254,14 @@ public final class JobWorker implements AutoCloseable {
             listener.failed(job, error, result);
             return true;
         } catch (RuntimeException failToFail) {
-            LOG.warn("locksmith: could not record failure of job {}; its lease will expire: {}", job.id(),
-                    failToFail.toString());
+            failToFail.addSuppressed(error);
+            LOG.warn("could not record the failure of job {}; its lease will expire and it will be rescued", job.id(),
+                    failToFail);
             return false;
         }
     }
 
-    private static String describe(Throwable error) {
+    static String describe(Throwable error) {
         Throwable cause = error instanceof org.jooq.exception.DataAccessException && error.getCause() != null
                 ? error.getCause() : error;
         return cause.getMessage() == null ? cause.getClass().getName() : cause.getClass().getName() + ": " + cause.getMessage();
@@ -277,11 +313,14 @@ public final class JobWorker implements AutoCloseable {
     private void heartbeat() {
         for (Job job : inFlight.values()) {
             try {
-                if (!queue.heartbeat(job, settings.lease())) {
-                    LOG.debug("locksmith: lease of job {} is gone", job.id());
+                if (!queue.heartbeat(job, settings.lease()) && inFlight.remove(job.leaseId(), job)) {
+                    LOG.warn("lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
+                            + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "
+                            + "be rolled back", job.id(), job.kind(), job.queue(), job.attempts());
                 }
-            } catch (LocksmithException e) {
-                LOG.warn("locksmith: heartbeat of job {} failed: {}", job.id(), e.toString());
+            } catch (RuntimeException e) {
+                LOG.warn("heartbeat of job {} on queue {} failed; the lease expires at {} unless a later heartbeat "
+                        + "succeeds", job.id(), job.queue(), job.lockedUntil(), e);
             }
         }
     }
@@ -290,11 +329,11 @@ public final class JobWorker implements AutoCloseable {
         try {
             int rescued = queue.rescueExpired();
             if (rescued > 0) {
-                LOG.info("locksmith: rescued {} jobs with expired leases", rescued);
+                LOG.info("rescued {} jobs with expired leases", rescued);
                 wake(WorkerListener.Wake.INTERNAL);
             }
-        } catch (LocksmithException e) {
-            LOG.warn("locksmith: rescuing expired leases failed: {}", e.toString());
+        } catch (RuntimeException e) {
+            LOG.warn("rescuing expired leases failed", e);
         }
     }
 

@@ -3,8 +3,6 @@ package dev.locksmith.jobs;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import org.jooq.tools.json.JSONParser;
-import org.jooq.tools.json.ParseException;
 
 /**
  * A job to enqueue; immutable, validated when built, so a bad job fails before anything is
@@ -21,9 +19,14 @@ import org.jooq.tools.json.ParseException;
  *
  * @param queue queue name, 1 to 128 characters, not blank
  * @param kind kind of work, 1 to 128 characters, not blank
- * @param payload JSON text (default {@code {}})
+ * @param payload JSON text (default {@code {}}): exactly one JSON value that PostgreSQL accepts as
+ *     {@code jsonb} (RFC 8259, no {@code \u0000}, numbers within {@code numeric}'s range), at most
+ *     {@link #MAX_PAYLOAD_BYTES} bytes of UTF-8; checked here, so a bad payload never reaches the
+ *     database (where it would abort the caller's transaction)
  * @param priority {@link #MIN_PRIORITY} (claimed first) to {@link #MAX_PRIORITY}; default 100
- * @param delay how long after enqueueing (database clock) it becomes claimable; default zero
+ * @param delay how long after the enqueueing statement (database clock, {@code statement_timestamp()},
+ *     not the start of the caller's transaction) it becomes claimable; zero to {@link #MAX_DELAY},
+ *     default zero
  * @param maxAttempts leased-mode attempts before it fails permanently; default 25
  * @param shard shard number, zero or more; default 0
  * @param uniqueKey while a job with this key is pending or running in the same queue, enqueueing
@@ -40,19 +43,26 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
     public static final int DEFAULT_PRIORITY = 100;
     /** Attempts when none is given. */
     public static final int DEFAULT_MAX_ATTEMPTS = 25;
+    /**
+     * Largest payload: 1 MiB of UTF-8. Queue rows are rewritten on every claim and completion;
+     * keep large documents elsewhere and enqueue a reference to them.
+     */
+    public static final int MAX_PAYLOAD_BYTES = 1 << 20;
+    /** Longest delay: 3,650 days. */
+    public static final Duration MAX_DELAY = Duration.ofDays(3650);
 
     public NewJob {
         requireName("queue", queue, 128);
         requireName("kind", kind, 128);
         Objects.requireNonNull(payload, "payload");
-        requireJson(payload);
+        JsonText.requireValid("payload", payload, MAX_PAYLOAD_BYTES);
         if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
             throw new IllegalArgumentException("priority must be between " + MIN_PRIORITY + " and " + MAX_PRIORITY
                     + ", was " + priority);
         }
         Objects.requireNonNull(delay, "delay");
-        if (delay.isNegative()) {
-            throw new IllegalArgumentException("delay must not be negative, was " + delay);
+        if (delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
+            throw new IllegalArgumentException("delay must be between zero and " + MAX_DELAY + ", was " + delay);
         }
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
@@ -85,14 +95,6 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
         }
     }
 
-    private static void requireJson(String payload) {
-        try {
-            new JSONParser().parse(payload);
-        } catch (ParseException | RuntimeException e) {
-            throw new IllegalArgumentException("payload is not valid JSON: " + e.getMessage(), e);
-        }
-    }
-
     /** Builds a {@link NewJob}; validation happens in {@link #build()}. */
     public static final class Builder {
         private final String queue;
@@ -121,7 +123,7 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
             return this;
         }
 
-        /** Not claimable until this long after enqueueing (database clock). */
+        /** Not claimable until this long after the enqueueing statement (database clock). */
         public Builder delay(Duration delay) {
             this.delay = delay;
             return this;

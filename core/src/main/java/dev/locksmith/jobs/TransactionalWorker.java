@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
+import dev.locksmith.internal.Savepoints;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -23,10 +24,25 @@ import org.slf4j.LoggerFactory;
  * Exactly once for work done in the same database; no leases, heartbeats or rescue are needed,
  * because a crashed worker's transaction simply rolls back.
  *
- * <p>Batching is the throughput lever: one round trip claims many jobs. The trade-offs: a batch
- * succeeds or fails as a whole, and a job whose handler always throws is retried forever (there
- * is no attempt count in this mode); use {@link JobWorker} (leased mode) when jobs need
- * {@code max_attempts} and backoff. Idle threads wait for a NOTIFY, and poll regardless.
+ * <p>Batching is the throughput lever: one round trip claims many jobs, and a batch commits as a
+ * whole. When the handler throws, the batch's transaction rolls back (every job is back in the
+ * queue, nothing of the handler's work remains) and the thread then <em>isolates</em> jobs: it
+ * claims its next batches as usual but hands the handler one job at a time, each under a
+ * savepoint. A job whose handler throws there is rolled back to its savepoint and written back
+ * with {@code attempts + 1}, the error in {@code last_error} and a {@code run_at} after the
+ * retry backoff ({@link JobQueueConfig#retryBackoff()}), or as {@code failed} once it has used
+ * {@code max_attempts}; the rest of the batch commits. The thread returns to whole batches after
+ * a batch with no failure. So a poison job costs each thread that meets it one rolled-back batch
+ * per attempt, is retried with backoff, and ends {@code failed}. {@link Builder#isolateEachJob}
+ * isolates every batch (two extra round trips per job: {@code SAVEPOINT} and
+ * {@code RELEASE SAVEPOINT}).
+ *
+ * <p>Each thread holds one connection while it works; with {@code listen} on, one more is held
+ * for {@code LISTEN}: the data source must allow {@code threads + 1} connections.
+ *
+ * <p>A thread survives anything the handler throws, {@link Error}s included; a failure of the
+ * worker's own loop is logged at ERROR, and {@link #liveThreads()} tells how many threads still
+ * run. Idle threads wait for a NOTIFY, and poll regardless.
  */
 public final class TransactionalWorker implements AutoCloseable {
 
@@ -42,13 +58,16 @@ public final class TransactionalWorker implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicLong processed = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
+    private final boolean isolateEachJob;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeUp = lock.newCondition();
     private long wakeGeneration;
 
     private TransactionalWorker(Builder b) {
         this.dsl = DSL.using(b.dataSource, SQLDialect.POSTGRES);
-        this.queue = new JobQueue(dsl, JobQueueConfig.defaults().withNotifyOnEnqueue(false));
+        this.queue = new JobQueue(dsl, b.queueConfig.withNotifyOnEnqueue(false));
+        this.isolateEachJob = b.isolateEachJob;
         this.claim = new Claim(b.queue, b.batchSize, b.shards);
         this.handler = b.handler;
         this.pollInterval = b.pollInterval;
@@ -57,6 +76,8 @@ public final class TransactionalWorker implements AutoCloseable {
         for (int i = 0; i < b.threads; i++) {
             Thread t = new Thread(this::loop, "locksmith-" + b.queue + "-tx-" + i);
             t.setDaemon(true);
+            t.setUncaughtExceptionHandler((thread, e) ->
+                    LOG.error("worker thread {} of queue {} died", thread.getName(), claim.queue(), e));
             threads.add(t);
         }
     }
@@ -78,9 +99,18 @@ public final class TransactionalWorker implements AutoCloseable {
         return this;
     }
 
-    /** Jobs whose batch committed so far. */
+    /** Jobs whose batch committed so far, failed attempts written back included. */
     public long processed() {
         return processed.get();
+    }
+
+    /**
+     * Threads running their loop now: the configured count while the worker runs, fewer only if
+     * a thread died of a failure outside the handler (logged at ERROR); zero after
+     * {@link #close()}.
+     */
+    public int liveThreads() {
+        return live.get();
     }
 
     /** Stops after each thread's current batch commits or rolls back; returns when all have stopped. */
@@ -103,25 +133,81 @@ public final class TransactionalWorker implements AutoCloseable {
     }
 
     private void loop() {
-        while (running.get()) {
-            int claimed;
-            try {
-                claimed = dsl.transactionResult(c -> {
-                    List<Job> jobs = queue.claimInTransaction(c.dsl(), claim);
-                    if (!jobs.isEmpty()) {
-                        handler.handle(jobs, c.dsl());
+        live.incrementAndGet();
+        try {
+            boolean isolate = isolateEachJob;
+            while (running.get()) {
+                Batch batch = new Batch();
+                try {
+                    boolean isolating = isolate;
+                    dsl.transaction(c -> batch.run(c.dsl(), isolating));
+                    isolate = isolateEachJob || batch.failures > 0;
+                } catch (Throwable e) {
+                    LOG.warn("batch of {} jobs on queue {} rolled back, its jobs are back in the queue{}",
+                            batch.claimed, claim.queue(), isolate ? "" : "; isolating jobs from now on", e);
+                    isolate = true;
+                    batch.claimed = 0;
+                }
+                processed.addAndGet(batch.claimed);
+                if (batch.claimed < claim.limit()) {
+                    awaitWake();
+                }
+            }
+        } finally {
+            live.decrementAndGet();
+        }
+    }
+
+    /** One transaction's worth of jobs. */
+    private final class Batch {
+        int claimed;
+        int failures;
+
+        void run(DSLContext tx, boolean isolating) throws Exception {
+            List<Job> jobs = queue.claimInTransaction(tx, claim);
+            claimed = jobs.size();
+            if (jobs.isEmpty()) {
+                return;
+            }
+            if (!isolating) {
+                handler.handle(jobs, tx);
+                return;
+            }
+            for (Job job : jobs) {
+                try {
+                    Savepoints.unit(tx, () -> {
+                        try {
+                            handler.handle(List.of(job), tx);
+                        } catch (RuntimeException | Error e) {
+                            throw e;
+                        } catch (Exception checked) {
+                            throw new HandlerFailure(checked);
+                        }
+                        return null;
+                    });
+                } catch (RuntimeException | Error e) {
+                    Throwable cause = e instanceof HandlerFailure ? e.getCause() : e;
+                    failures++;
+                    FailResult result = queue.requeueFailed(tx, job, JobWorker.describe(cause));
+                    if (result.outcome() == FailResult.Outcome.FAILED) {
+                        LOG.error("job {} ({}) of queue {} failed for good after {} attempts", job.id(), job.kind(),
+                                job.queue(), job.attempts() + 1, cause);
+                    } else {
+                        LOG.warn("job {} ({}) of queue {} failed, attempt {} of {}; retrying at {}", job.id(),
+                                job.kind(), job.queue(), job.attempts() + 1, job.maxAttempts(),
+                                result.retryAt().orElse(null), cause);
                     }
-                    return jobs.size();
-                });
-            } catch (RuntimeException e) {
-                LOG.warn("locksmith: batch on {} rolled back, its jobs are back in the queue: {}", claim.queue(),
-                        e.toString());
-                claimed = 0;
+                }
             }
-            processed.addAndGet(claimed);
-            if (claimed < claim.limit()) {
-                awaitWake();
-            }
+        }
+    }
+
+    /** Carries a handler's checked exception through {@link Savepoints#unit}. */
+    private static final class HandlerFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        HandlerFailure(Exception cause) {
+            super(cause.toString(), cause, false, false);
         }
     }
 
@@ -160,6 +246,8 @@ public final class TransactionalWorker implements AutoCloseable {
         private Duration pollInterval = Duration.ofSeconds(1);
         private boolean listen = true;
         private Set<Integer> shards = Set.of();
+        private boolean isolateEachJob;
+        private JobQueueConfig queueConfig = JobQueueConfig.defaults();
 
         private Builder(DataSource dataSource, String queue, BatchJobHandler handler) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -198,6 +286,21 @@ public final class TransactionalWorker implements AutoCloseable {
         /** Claim only from these shards; default all. */
         public Builder shards(Set<Integer> shards) {
             this.shards = Set.copyOf(Objects.requireNonNull(shards, "shards"));
+            return this;
+        }
+
+        /**
+         * Hand every job to the handler alone under its own savepoint, not only after a failed
+         * batch (default false). Costs two round trips per job; see the class description.
+         */
+        public Builder isolateEachJob(boolean isolateEachJob) {
+            this.isolateEachJob = isolateEachJob;
+            return this;
+        }
+
+        /** Retry backoff for failed jobs; default {@link JobQueueConfig#defaults()}. */
+        public Builder queueConfig(JobQueueConfig queueConfig) {
+            this.queueConfig = Objects.requireNonNull(queueConfig, "queueConfig");
             return this;
         }
 

@@ -16,6 +16,7 @@ import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.QueueStats;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.Set;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
@@ -116,8 +117,8 @@ class JobQueueTest extends DatabaseTest {
         Job mine = queue.claim("q", 1, Duration.ofMinutes(1), "me").get(0);
         assertThat(mine.status()).isEqualTo(JobStatus.RUNNING);
         assertThat(mine.attempts()).isEqualTo(1);
-        Job forged = new Job(id, "q", 0, "k", "{}", 100, mine.runAt(), JobStatus.RUNNING, 1, 25, "someone-else",
-                null, null, null, null);
+        // the same id, worker and attempt as the real lease, but not its lease id
+        Job forged = withLease(mine, UUID.randomUUID());
 
         assertThat(queue.heartbeat(forged, Duration.ofMinutes(5))).isFalse();
         assertThat(queue.complete(dsl, forged)).isFalse();
@@ -151,9 +152,10 @@ class JobQueueTest extends DatabaseTest {
         queue.enqueueAll(dsl, List.of(NewJob.of("q", "k"), NewJob.of("q", "k"), NewJob.of("q", "k")));
         List<Job> leased = queue.claim("q", 3, Duration.ofMinutes(1), "w");
         Job held = leased.get(0);
-        Job staleAttempt = withLease(leased.get(1), "w", leased.get(1).attempts() + 1);
-        Job otherWorker = withLease(leased.get(2), "x", leased.get(2).attempts());
-        int completed = dsl.transactionResult(c -> queue.completeAll(c.dsl(), List.of(held, staleAttempt, otherWorker)));
+        Job otherLease = withLease(leased.get(1), UUID.randomUUID());
+        // a lease id that is real, but another job's: the pair must match, not each half
+        Job swapped = withLease(leased.get(2), held.leaseId());
+        int completed = dsl.transactionResult(c -> queue.completeAll(c.dsl(), List.of(held, otherLease, swapped)));
         assertThat(completed).isEqualTo(1);
         assertThat(queue.find(dsl, held.id())).isEmpty();
         assertThat(dsl.fetchValues(JOBS.ID)).containsExactlyInAnyOrder(leased.get(1).id(), leased.get(2).id());
@@ -161,10 +163,10 @@ class JobQueueTest extends DatabaseTest {
         assertThat(dsl.fetchCount(JOBS)).isZero();
     }
 
-    private static Job withLease(Job job, String worker, int attempts) {
+    private static Job withLease(Job job, UUID leaseId) {
         return new Job(job.id(), job.queue(), job.shard(), job.kind(), job.payload(), job.priority(), job.runAt(),
-                job.status(), attempts, job.maxAttempts(), worker, job.lockedUntil(), job.uniqueKey(), job.lastError(),
-                job.createdAt());
+                job.status(), job.attempts(), job.maxAttempts(), job.lockedBy(), job.lockedUntil(), job.uniqueKey(),
+                job.lastError(), job.createdAt(), leaseId);
     }
 
     @Test

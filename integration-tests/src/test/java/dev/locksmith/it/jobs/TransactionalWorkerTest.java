@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.jobs.Job;
+import dev.locksmith.Backoff;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
 import java.time.Duration;
@@ -14,8 +17,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** Batches claimed and handled in one transaction: all of a batch commits, or none of it. */
+/**
+ * Batches claimed and handled in one transaction; a failing job is isolated under a savepoint,
+ * retried with backoff and failed after max_attempts, while the rest of its batch commits.
+ */
 class TransactionalWorkerTest extends DatabaseTest {
 
     private JobQueue queue;
@@ -51,17 +59,68 @@ class TransactionalWorkerTest extends DatabaseTest {
         assertThat(done).hasSize(2000).containsExactlyInAnyOrderElementsOf(ids);
     }
 
-    @Test
-    void aFailingBatchRollsBackAndItsJobsStayQueued() {
-        queue.enqueueAll(dsl, Collections.nCopies(20, NewJob.of("poison", "k")));
-        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "poison", (jobs, tx) -> {
-            tx.execute("INSERT INTO batch_results VALUES (?)", jobs.get(0).id());
-            throw new IllegalStateException("batch fails");
-        }).threads(2).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).build().start()) {
-            dsl.execute("SELECT pg_sleep(0.3)");   // let it try (and fail) repeatedly
-            assertThat(worker.processed()).isZero();
+    /** Waits until no job of {@code q} is pending or running (failed rows stay). */
+    private void awaitSettled(String q) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (dsl.fetchCount(JOBS, JOBS.QUEUE.eq(q).and(JOBS.STATUS.in("pending", "running"))) > 0
+                && System.nanoTime() < deadline) {
+            dsl.execute("SELECT pg_sleep(0.02)");
         }
-        assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("poison"))).isEqualTo(20);
-        assertThat(dsl.fetchCount(dsl.selectFrom("batch_results"))).isZero();
+    }
+
+    private static final JobQueueConfig FAST_RETRY = JobQueueConfig.defaults()
+            .withRetryBackoff(new Backoff(Duration.ofMillis(1), Duration.ofMillis(1), 1.0, 0.0));
+
+    private List<Long> recorded() {
+        return dsl.fetchValues("SELECT job_id FROM batch_results").stream().map(v -> ((Number) v).longValue()).toList();
+    }
+
+    @ParameterizedTest(name = "isolateEachJob={0}")
+    @ValueSource(booleans = {false, true})
+    void aPoisonJobIsRetriedWithBackoffAndEndsFailedWhileTheRestOfItsBatchesCommit(boolean isolateEachJob) {
+        // the poison job comes first in claim order, so without isolation it would sink every batch it is in
+        long poison = queue.enqueue(dsl, NewJob.builder("poison", "poison").priority(0).maxAttempts(3).build());
+        List<Long> good = queue.enqueueAll(dsl, Collections.nCopies(19, NewJob.of("poison", "ok")));
+        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "poison", (jobs, tx) -> {
+            for (Job job : jobs) {
+                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                if (job.kind().equals("poison")) {
+                    throw new java.io.IOException("poisoned payload in job " + job.id());
+                }
+            }
+        }).threads(2).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).queueConfig(FAST_RETRY)
+                .isolateEachJob(isolateEachJob).build().start()) {
+            awaitSettled("poison");
+            assertThat(worker.liveThreads()).isEqualTo(2);
+        }
+        // every good job committed exactly once; nothing the poison handler wrote survived
+        assertThat(recorded()).containsExactlyInAnyOrderElementsOf(good);
+        Job failed = queue.find(dsl, poison).orElseThrow();
+        assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
+        assertThat(failed.attempts()).isEqualTo(3);
+        assertThat(failed.lastError()).contains("IOException", "poisoned payload in job " + poison);
+        assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("poison"))).isEqualTo(1);
+    }
+
+    @Test
+    void anErrorFromTheHandlerLeavesEveryThreadAliveAndLaterJobsAreConsumed() {
+        long bad = queue.enqueue(dsl, NewJob.builder("errors", "bug").priority(0).maxAttempts(1).build());
+        List<Long> later = queue.enqueueAll(dsl, Collections.nCopies(20, NewJob.of("errors", "ok")));
+        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "errors", (jobs, tx) -> {
+            for (Job job : jobs) {
+                if (job.kind().equals("bug")) {
+                    throw new AssertionError("a bug in the handler");
+                }
+                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+            }
+        }).threads(2).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).queueConfig(FAST_RETRY)
+                .build().start()) {
+            awaitSettled("errors");
+            assertThat(worker.liveThreads()).isEqualTo(2);
+        }
+        assertThat(recorded()).containsExactlyInAnyOrderElementsOf(later);
+        Job failed = queue.find(dsl, bad).orElseThrow();
+        assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
+        assertThat(failed.lastError()).contains("AssertionError", "a bug in the handler");
     }
 }
