@@ -55,7 +55,13 @@ final class DrainWorkload implements Workload {
         for (int[] config : configs) {
             for (int workers : o.workers().isEmpty() ? List.of(config[0]) : o.workers()) {
                 int batch = config[1];
-                cases.add(new Case("batch=" + batch, workers, "jobs/s", new Library(workers, batch), new Raw(workers, batch)));
+                cases.add(new Case("batch=" + batch, workers, "jobs/s", new Library(workers, batch, false),
+                        new Raw(workers, batch, false)));
+                if (!o.quick()) {
+                    // each job under its own savepoint (TransactionalWorker.isolateEachJob), to price isolation
+                    cases.add(new Case("batch=" + batch + " isolate", workers, "jobs/s", new Library(workers, batch, true),
+                            new Raw(workers, batch, true)));
+                }
             }
         }
         return cases;
@@ -64,13 +70,15 @@ final class DrainWorkload implements Workload {
     private abstract class Base implements SelfTimed {
         final int workers;
         final int batch;
+        final boolean isolate;
         final Set<Long> seen = ConcurrentHashMap.newKeySet();
         final AtomicLong duplicates = new AtomicLong();
         double enqueueRate;
 
-        Base(int workers, int batch) {
+        Base(int workers, int batch, boolean isolate) {
             this.workers = workers;
             this.batch = batch;
+            this.isolate = isolate;
         }
 
         void record(long id) {
@@ -107,8 +115,8 @@ final class DrainWorkload implements Workload {
     private final class Library extends Base {
         private final JobQueue queue = new JobQueue(dsl, JobQueueConfig.defaults().withNotifyOnEnqueue(false));
 
-        Library(int workers, int batch) {
-            super(workers, batch);
+        Library(int workers, int batch, boolean isolate) {
+            super(workers, batch, isolate);
         }
 
         @Override
@@ -126,7 +134,8 @@ final class DrainWorkload implements Workload {
                 for (Job job : jobs) {
                     record(job.id());
                 }
-            }).threads(workers).batchSize(batch).listen(false).pollInterval(java.time.Duration.ofMillis(5)).build().start()) {
+            }).threads(workers).batchSize(batch).listen(false).pollInterval(java.time.Duration.ofMillis(5))
+                    .isolateEachJob(isolate).build().start()) {
                 long deadline = start + TimeUnit.MINUTES.toNanos(10);
                 while (worker.processed() < JOBS && System.nanoTime() < deadline) {
                     Thread.sleep(1);
@@ -137,8 +146,8 @@ final class DrainWorkload implements Workload {
     }
 
     private final class Raw extends Base {
-        Raw(int workers, int batch) {
-            super(workers, batch);
+        Raw(int workers, int batch, boolean isolate) {
+            super(workers, batch, isolate);
         }
 
         @Override
@@ -209,7 +218,12 @@ final class DrainWorkload implements Workload {
                 try (ResultSet rs = s.executeQuery()) {
                     List<Long> ids = new ArrayList<>();
                     int n = QueueWorkloads.readRows(rs, ids);
-                    ids.forEach(this::record);
+                    for (Long id : ids) {
+                        if (isolate) {
+                            c.releaseSavepoint(c.setSavepoint());
+                        }
+                        record(id);
+                    }
                     return n;
                 }
             }

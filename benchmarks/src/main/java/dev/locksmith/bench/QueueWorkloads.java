@@ -1,5 +1,6 @@
 package dev.locksmith.bench;
 
+import dev.locksmith.internal.Savepoints;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -107,30 +108,55 @@ final class QueueWorkloads {
                     for (int workers : o.workersOr(o.quick() ? List.of(1, 4) : List.of(1, 2, 4, 8, 16))) {
                         long prefill = prefill(o, batch == 1 ? 15_000 : batch == 10 ? 60_000 : 120_000);
                         Claim claim = Claim.of(QUEUE, batch);
-                        Variant library = new Prefilled(ds, prefill) {
-                            @Override
-                            public Op op(int worker) {
-                                return () -> dsl.transactionResult(c -> queue.claimInTransaction(c.dsl(), claim).size());
-                            }
-                        };
-                        Variant raw = new Prefilled(ds, prefill) {
-                            @Override
-                            public Op op(int worker) {
-                                return () -> Jdbc.inTransaction(ds, c -> {
-                                    try (PreparedStatement s = c.prepareStatement(RAW_TX_CLAIM)) {
-                                        s.setString(1, QUEUE);
-                                        s.setInt(2, batch);
-                                        try (ResultSet rs = s.executeQuery()) {
-                                            return readRows(rs, new ArrayList<>());
-                                        }
-                                    }
-                                });
-                            }
-                        };
-                        cases.add(new Case("batch=" + batch, workers, "jobs/s", library, raw));
+                        cases.add(new Case("batch=" + batch, workers, "jobs/s", txLibrary(ds, dsl, queue, prefill, claim,
+                                false), txRaw(ds, prefill, batch, false)));
+                        if (batch > 1 && !o.quick()) {
+                            // a savepoint around each job, as TransactionalWorker isolates jobs
+                            cases.add(new Case("batch=" + batch + " isolate", workers, "jobs/s",
+                                    txLibrary(ds, dsl, queue, prefill, claim, true), txRaw(ds, prefill, batch, true)));
+                        }
                     }
                 }
                 return cases;
+            }
+        };
+    }
+
+    private static Workload.Variant txLibrary(DataSource ds, DSLContext dsl, JobQueue queue, long prefill, Claim claim,
+            boolean isolate) {
+        return new Prefilled(ds, prefill) {
+            @Override
+            public Workload.Op op(int worker) {
+                return () -> dsl.transactionResult(c -> {
+                    List<Job> jobs = queue.claimInTransaction(c.dsl(), claim);
+                    if (isolate) {
+                        for (Job job : jobs) {
+                            Savepoints.unit(c.dsl(), () -> job);
+                        }
+                    }
+                    return jobs.size();
+                });
+            }
+        };
+    }
+
+    private static Workload.Variant txRaw(DataSource ds, long prefill, int batch, boolean isolate) {
+        return new Prefilled(ds, prefill) {
+            @Override
+            public Workload.Op op(int worker) {
+                return () -> Jdbc.inTransaction(ds, c -> {
+                    try (PreparedStatement s = c.prepareStatement(RAW_TX_CLAIM)) {
+                        s.setString(1, QUEUE);
+                        s.setInt(2, batch);
+                        try (ResultSet rs = s.executeQuery()) {
+                            int n = readRows(rs, new ArrayList<>());
+                            for (int i = 0; isolate && i < n; i++) {
+                                c.releaseSavepoint(c.setSavepoint());
+                            }
+                            return n;
+                        }
+                    }
+                });
             }
         };
     }

@@ -53,7 +53,14 @@ final class TransferWorkload implements Workload {
                 for (int workers : o.workersOr(o.quick() ? List.of(4) : List.of(1, 4, 16))) {
                     boolean hasRaw = strategy == TransferStrategy.ATOMIC_GUARD || strategy == TransferStrategy.PESSIMISTIC;
                     cases.add(new Case(strategy.name().toLowerCase() + " accounts=" + accounts, workers, "transfers/s",
-                            new Variant(accounts, strategy, true), hasRaw ? new Variant(accounts, strategy, false) : null));
+                            new Variant(accounts, strategy, true, true),
+                            hasRaw ? new Variant(accounts, strategy, false, false) : null));
+                    if (hasRaw && !o.quick()) {
+                        // without the commit-outcome look-up, to price its extra round trip
+                        cases.add(new Case(strategy.name().toLowerCase() + " accounts=" + accounts + " resolution=off",
+                                workers, "transfers/s", new Variant(accounts, strategy, true, false),
+                                new Variant(accounts, strategy, false, false)));
+                    }
                 }
             }
         }
@@ -64,14 +71,16 @@ final class TransferWorkload implements Workload {
         final int accounts;
         final TransferStrategy strategy;
         final boolean library;
+        final boolean resolveCommits;
         final AtomicLong operations = new AtomicLong();
         final AtomicLong retries = new AtomicLong();
         final AtomicLong gaveUp = new AtomicLong();
 
-        Variant(int accounts, TransferStrategy strategy, boolean library) {
+        Variant(int accounts, TransferStrategy strategy, boolean library, boolean resolveCommits) {
             this.accounts = accounts;
             this.strategy = strategy;
             this.library = library;
+            this.resolveCommits = resolveCommits;
         }
 
         @Override
@@ -96,7 +105,8 @@ final class TransferWorkload implements Workload {
         @Override
         public Op op(int worker) {
             Accounts repo = new Accounts(dsl, POLICY, Transactions.Sleeper.THREAD_SLEEP,
-                    (n, failure, pause) -> retries.incrementAndGet());
+                    (n, failure, pause) -> retries.incrementAndGet())
+                    .withCommitResolution(resolveCommits ? Transactions.DEFAULT_COMMIT_RESOLUTION : Duration.ZERO);
             return () -> {
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 long from = 1 + random.nextInt(accounts);
