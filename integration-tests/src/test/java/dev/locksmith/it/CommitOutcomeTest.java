@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.CommitOutcomeUnknownException;
 import dev.locksmith.ConnectionTerminatedException;
@@ -43,14 +42,7 @@ class CommitOutcomeTest extends DatabaseTest {
     @BeforeAll
     void startProxy() throws IOException {
         proxy = new CuttingProxy(database.jdbcUrl());
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(proxy.jdbcUrl());
-        config.setUsername(database.user());
-        config.setPassword(database.password());
-        config.setMaximumPoolSize(4);
-        config.setMinimumIdle(0);
-        config.setConnectionTimeout(2000);
-        proxied = new HikariDataSource(config);
+        proxied = proxy.pool(database, 4, 2000);
         viaProxy = DSL.using(proxied, SQLDialect.POSTGRES);
         dsl.execute("CREATE TABLE ledger (n integer PRIMARY KEY)");
     }

@@ -1,5 +1,8 @@
 package dev.locksmith.it;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.provisioning.ScratchDatabase;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -59,6 +62,22 @@ public final class CuttingProxy implements AutoCloseable {
     public String jdbcUrl() {
         String extra = parameters.isEmpty() ? "" : "&" + parameters.replaceAll("^&", "");
         return "jdbc:postgresql://127.0.0.1:" + listener.getLocalPort() + "/" + database + "?sslmode=disable&prepareThreshold=0" + extra;
+    }
+
+    /**
+     * A HikariCP pool of up to {@code size} connections to {@code database} through this proxy,
+     * waiting at most {@code connectionTimeoutMillis} for a connection (so that an outage fails
+     * fast rather than after Hikari's 30 s default).
+     */
+    public HikariDataSource pool(ScratchDatabase database, int size, long connectionTimeoutMillis) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl());
+        config.setUsername(database.user());
+        config.setPassword(database.password());
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(0);
+        config.setConnectionTimeout(connectionTimeoutMillis);
+        return new HikariDataSource(config);
     }
 
     /** Cuts the first connection that sends a COMMIT from now on, as {@code cut} says. */

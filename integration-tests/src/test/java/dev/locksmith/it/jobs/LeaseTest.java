@@ -4,7 +4,6 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.it.CuttingProxy;
 import dev.locksmith.it.DatabaseTest;
@@ -165,7 +164,7 @@ class LeaseTest extends DatabaseTest {
     @Test
     void aDatabaseOutageDuringAJobDoesNotMakeItLoop() throws Exception {
         try (CuttingProxy proxy = new CuttingProxy(database.jdbcUrl());
-                HikariDataSource proxied = proxiedPool(proxy)) {
+                HikariDataSource proxied = proxy.pool(database, 8, 500)) {
             aLapsedLeaseDoesNotMakeTheJobLoop(proxied, () -> {
                 proxy.down(); // heartbeats fail, the lease expires
                 try {
@@ -183,14 +182,4 @@ class LeaseTest extends DatabaseTest {
         return done;
     }
 
-    private HikariDataSource proxiedPool(CuttingProxy proxy) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(proxy.jdbcUrl());
-        config.setUsername(database.user());
-        config.setPassword(database.password());
-        config.setMaximumPoolSize(8);
-        config.setMinimumIdle(0);
-        config.setConnectionTimeout(500);
-        return new HikariDataSource(config);
-    }
 }
