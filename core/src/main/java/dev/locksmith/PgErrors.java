@@ -22,6 +22,7 @@ import org.postgresql.util.ServerErrorMessage;
  *   <tr><td>57014</td><td>{@link StatementTimeoutException}</td></tr>
  *   <tr><td>25P02</td><td>{@link TransactionAbortedException}</td></tr>
  *   <tr><td>57P01, 57P02, 57P03, 08xxx</td><td>{@link ConnectionTerminatedException}</td></tr>
+ *   <tr><td>42P01 on a locksmith table</td><td>{@link SchemaNotAppliedException}</td></tr>
  *   <tr><td>anything else</td><td>{@link DatabaseException}</td></tr>
  * </table>
  */
@@ -35,6 +36,13 @@ public final class PgErrors {
     public static final String QUERY_CANCELED = "57014";
     public static final String IN_FAILED_SQL_TRANSACTION = "25P02";
     public static final String ADMIN_SHUTDOWN = "57P01";
+    public static final String UNDEFINED_TABLE = "42P01";
+
+    private static final java.util.regex.Pattern MISSING_RELATION =
+            java.util.regex.Pattern.compile("relation \"(?:([^\"]+)\\.)?([^\".]+)\" does not exist");
+    private static final java.util.Map<String, String> MODULE_OF_TABLE = java.util.Map.of(
+            "jobs", "QUEUE", "channel_accounts", "POOL", "accounts", "ACCOUNTS", "account_transfers", "ACCOUNTS",
+            "lock_wait_event", "AUDIT", "deadlock_event", "AUDIT");
 
     private PgErrors() {
     }
@@ -75,6 +83,9 @@ public final class PgErrors {
             case "57P02":
             case "57P03":
                 return new ConnectionTerminatedException(message, state, failure);
+            case UNDEFINED_TABLE:
+                LocksmithException missing = missingTable(message, state, failure);
+                return missing != null ? missing : new DatabaseException(message, state, failure);
             default:
                 if (state.startsWith("08")) {
                     return new ConnectionTerminatedException(message, state, failure);
@@ -116,6 +127,19 @@ public final class PgErrors {
         } catch (RuntimeException e) {
             throw rethrow(e);
         }
+    }
+
+    /** A {@link SchemaNotAppliedException} when {@code message} names a locksmith table, else null. */
+    private static LocksmithException missingTable(String message, String state, Throwable failure) {
+        java.util.regex.Matcher m = MISSING_RELATION.matcher(String.valueOf(message));
+        if (!m.find() || !MODULE_OF_TABLE.containsKey(m.group(2))) {
+            return null;
+        }
+        String table = m.group(1) == null ? m.group(2) : m.group(1) + "." + m.group(2);
+        String module = MODULE_OF_TABLE.get(m.group(2));
+        return new SchemaNotAppliedException("table " + table + " does not exist: apply the locksmith schema module "
+                + module + " (db/locksmith/" + module.toLowerCase(java.util.Locale.ROOT) + ".xml, or LocksmithSchema.migrate "
+                + "with SchemaModule." + module + ") to this database and schema", state, table, module, failure);
     }
 
     /** The first SQLException with a SQLState along the cause chain, else the first one, else null. */

@@ -3,6 +3,7 @@ package dev.locksmith.accounts;
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
 import dev.locksmith.Isolation;
+import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.Savepoints;
 import dev.locksmith.LockWait;
 import dev.locksmith.PgErrors;
@@ -53,6 +54,7 @@ public final class Accounts {
     private final Transactions.RetryListener listener;
     private final Transactions transactions;
     private final AccountStatements statements;
+    private final SchemaMapping schema;
 
     /** Accounts on {@code dsl} with {@link RetryPolicy#defaults()}. */
     public Accounts(DSLContext dsl) {
@@ -76,6 +78,7 @@ public final class Accounts {
         this.listener = Objects.requireNonNull(listener, "listener");
         this.transactions = new Transactions(dsl, policy, sleeper, listener);
         this.statements = new AccountStatements(dsl);
+        this.schema = SchemaMapping.of(dsl);
     }
 
     private Accounts(Accounts base, Transactions transactions) {
@@ -85,6 +88,7 @@ public final class Accounts {
         this.listener = base.listener;
         this.transactions = transactions;
         this.statements = base.statements;
+        this.schema = base.schema;
     }
 
     /**
@@ -105,9 +109,10 @@ public final class Accounts {
 
     /** Opens an account with {@code openingBalance} (zero or more) in the caller's transaction. */
     public Account open(DSLContext tx, BigDecimal openingBalance) {
+        DSLContext ctx = schema.on(tx);
         BigDecimal balance = Amounts.nonNegative("openingBalance", openingBalance);
         return PgErrors.translating(() -> toAccount(
-                tx.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, balance).returning().fetchSingle()));
+                ctx.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, balance).returning().fetchSingle()));
     }
 
     /**
@@ -115,6 +120,7 @@ public final class Accounts {
      * transaction; returns them in the order given.
      */
     public List<Account> openAll(DSLContext tx, List<BigDecimal> openingBalances) {
+        DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(openingBalances, "openingBalances");
         if (openingBalances.isEmpty()) {
             return List.of();
@@ -122,7 +128,7 @@ public final class Accounts {
         List<BigDecimal> balances = openingBalances.stream()
                 .map(b -> Amounts.nonNegative("openingBalance", b)).toList();
         return PgErrors.translating(() -> {
-            InsertValuesStep1<AccountsRecord, BigDecimal> insert = tx.insertInto(ACCOUNTS, ACCOUNTS.BALANCE);
+            InsertValuesStep1<AccountsRecord, BigDecimal> insert = ctx.insertInto(ACCOUNTS, ACCOUNTS.BALANCE);
             for (BigDecimal balance : balances) {
                 insert = insert.values(balance);
             }
@@ -132,13 +138,15 @@ public final class Accounts {
 
     /** The account, if it exists. Takes no lock. */
     public Optional<Account> find(DSLContext tx, long id) {
+        DSLContext ctx = schema.on(tx);
         return PgErrors.translating(() ->
-                tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).fetchOptional().map(Accounts::toAccount));
+                ctx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).fetchOptional().map(Accounts::toAccount));
     }
 
     /** The account; takes no lock. @throws AccountNotFoundException if there is none */
     public Account get(DSLContext tx, long id) {
-        return find(tx, id).orElseThrow(() -> new AccountNotFoundException(id));
+        DSLContext ctx = schema.on(tx);
+        return find(ctx, id).orElseThrow(() -> new AccountNotFoundException(id));
     }
 
     // ---------------------------------------------------------------- pessimistic
@@ -154,10 +162,11 @@ public final class Accounts {
      *     when an {@code upTo(...)} bound expires; the caller's transaction is then aborted
      */
     public Optional<Account> lockForUpdate(DSLContext tx, long id, LockWait wait) {
+        DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(wait, "wait");
-        Optional<Account> locked = wait.run(tx, () -> wait.applyTo(
-                tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetchOptional().map(Accounts::toAccount));
-        if (locked.isEmpty() && !exists(tx, id)) {
+        Optional<Account> locked = wait.run(ctx, () -> wait.applyTo(
+                ctx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetchOptional().map(Accounts::toAccount));
+        if (locked.isEmpty() && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
         return locked;
@@ -173,6 +182,7 @@ public final class Accounts {
      * @throws AccountNotFoundException naming the first missing id
      */
     public List<Account> lockForUpdate(DSLContext tx, Collection<Long> ids, LockWait wait) {
+        DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(ids, "ids");
         Objects.requireNonNull(wait, "wait");
         TreeSet<Long> sorted = new TreeSet<>();
@@ -182,12 +192,12 @@ public final class Accounts {
         if (sorted.isEmpty()) {
             return List.of();
         }
-        List<Account> locked = wait.run(tx, () -> wait.applyTo(tx.selectFrom(ACCOUNTS)
+        List<Account> locked = wait.run(ctx, () -> wait.applyTo(ctx.selectFrom(ACCOUNTS)
                 .where(ACCOUNTS.ID.in(sorted)).orderBy(ACCOUNTS.ID).forUpdate())
                 .fetch().stream().map(Accounts::toAccount).toList());
         if (locked.size() < sorted.size()) {
             List<Long> present = PgErrors.translating(() ->
-                    tx.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.in(sorted)).fetch(ACCOUNTS.ID));
+                    ctx.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.in(sorted)).fetch(ACCOUNTS.ID));
             sorted.removeAll(present);
             if (!sorted.isEmpty()) {
                 throw new AccountNotFoundException(sorted.first());
@@ -207,10 +217,11 @@ public final class Accounts {
      * @throws AccountNotFoundException if there is no such account
      */
     public boolean debit(DSLContext tx, long id, BigDecimal amount) {
+        DSLContext ctx = schema.on(tx);
         BigDecimal value = Amounts.positive("amount", amount);
-        Objects.requireNonNull(tx, "tx");
-        boolean applied = Transfers.debit(statements, tx, id, value);
-        if (!applied && !exists(tx, id)) {
+        Objects.requireNonNull(ctx, "ctx");
+        boolean applied = Transfers.debit(statements, ctx, id, value);
+        if (!applied && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
         return applied;
@@ -224,9 +235,10 @@ public final class Accounts {
      * @throws AccountNotFoundException if there is no such account
      */
     public boolean credit(DSLContext tx, long id, BigDecimal amount) {
+        DSLContext ctx = schema.on(tx);
         BigDecimal value = Amounts.positive("amount", amount);
-        Objects.requireNonNull(tx, "tx");
-        if (!Transfers.credit(statements, tx, id, value)) {
+        Objects.requireNonNull(ctx, "ctx");
+        if (!Transfers.credit(statements, ctx, id, value)) {
             throw new AccountNotFoundException(id);
         }
         return true;
@@ -243,10 +255,11 @@ public final class Accounts {
      * @throws AccountNotFoundException if there is no such account
      */
     public boolean updateIfVersion(DSLContext tx, long id, long expectedVersion, BigDecimal newBalance) {
+        DSLContext ctx = schema.on(tx);
         BigDecimal balance = Amounts.nonNegative("newBalance", newBalance);
-        Objects.requireNonNull(tx, "tx");
-        boolean applied = Transfers.compareAndSwap(statements, tx, id, expectedVersion, balance);
-        if (!applied && !exists(tx, id)) {
+        Objects.requireNonNull(ctx, "ctx");
+        boolean applied = Transfers.compareAndSwap(statements, ctx, id, expectedVersion, balance);
+        if (!applied && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
         return applied;
@@ -265,11 +278,12 @@ public final class Accounts {
      * @throws OptimisticConflictException when every attempt lost the race
      */
     public Account updateOptimistically(DSLContext tx, long id, UnaryOperator<BigDecimal> change) {
+        DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(change, "change");
         for (int attempt = 1; ; attempt++) {
-            Account current = get(tx, id);
+            Account current = get(ctx, id);
             BigDecimal next = Amounts.nonNegative("new balance", change.apply(current.balance()));
-            if (Transfers.compareAndSwap(statements, tx, id, current.version(), next)) {
+            if (Transfers.compareAndSwap(statements, ctx, id, current.version(), next)) {
                 return new Account(id, next, current.version() + 1, null);
             }
             pauseBeforeRetry(attempt, id);
@@ -326,7 +340,8 @@ public final class Accounts {
 
     /** {@link #transfer(DSLContext, TransferRequest)} without a transfer id. */
     public TransferResult transfer(DSLContext tx, long from, long to, BigDecimal amount, TransferStrategy strategy) {
-        return transfer(tx, TransferRequest.of(from, to, amount, strategy));
+        DSLContext ctx = schema.on(tx);
+        return transfer(ctx, TransferRequest.of(from, to, amount, strategy));
     }
 
     /**
@@ -341,21 +356,22 @@ public final class Accounts {
      * transaction, so it commits (and protects against a second application) with it.
      */
     public TransferResult transfer(DSLContext tx, TransferRequest request) {
+        DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(request, "request");
-        Transactions.requireOpen(tx, "transfer(tx, ...)");
+        Transactions.requireOpen(ctx, "transfer(ctx, ...)");
         if (request.strategy() == TransferStrategy.OPTIMISTIC) {
             return optimisticLoop(request.from(), request.to(),
-                    () -> Savepoints.unit(tx, () -> Transfers.attempt(statements, tx, request)));
+                    () -> Savepoints.unit(ctx, () -> Transfers.attempt(statements, ctx, request)));
         }
         if (request.strategy() == TransferStrategy.SERIALIZABLE) {
-            String level = PgErrors.translating(() -> tx.select(
+            String level = PgErrors.translating(() -> ctx.select(
                     DSL.function("current_setting", String.class, DSL.val("transaction_isolation"))).fetchSingle().value1());
             if (!"serializable".equals(level)) {
                 throw new IllegalStateException("SERIALIZABLE transfer in the caller's transaction needs a SERIALIZABLE "
                         + "transaction, but it is " + level);
             }
         }
-        return new TransferResult(Savepoints.unit(tx, () -> Transfers.attempt(statements, tx, request)), 1);
+        return new TransferResult(Savepoints.unit(ctx, () -> Transfers.attempt(statements, ctx, request)), 1);
     }
 
     // ---------------------------------------------------------------- internals

@@ -15,7 +15,7 @@ import org.jooq.Record;
  */
 public final class BlockingReport {
 
-    private static final int QUERY_TEXT_LIMIT = 200;
+    private static final int QUERY_TEXT_LIMIT = 1000;
 
     private final DSLContext dsl;
 
@@ -34,7 +34,7 @@ public final class BlockingReport {
      * @param mode the lock mode it asked for
      * @param relation the relation, when the lock is on one
      * @param waitingFor how long its current statement has been running (an upper bound on the wait)
-     * @param query its statement, truncated to 200 characters
+     * @param query its statement, truncated to 1,000 characters
      */
     public record BlockedSession(int waitingPid, Optional<UUID> waiterTxnId, List<Blocker> blockers, String lockType,
             String mode, Optional<String> relation, Duration waitingFor, String query) {
@@ -46,7 +46,7 @@ public final class BlockingReport {
      * @param pid its backend
      * @param txnId its locksmith transaction UUID, if tagged
      * @param state {@code pg_stat_activity.state}, e.g. {@code idle in transaction}
-     * @param query its latest statement, truncated to 200 characters
+     * @param query its latest statement, truncated to 1,000 characters
      */
     public record Blocker(int pid, Optional<UUID> txnId, String state, String query) {
     }

@@ -7,6 +7,7 @@ import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.internal.SchemaMapping;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -82,6 +83,7 @@ public final class JobQueue {
     private final DSLContext dsl;
     private final JobQueueConfig config;
     private final JobStatements statements;
+    private final SchemaMapping schema;
 
     /** A queue on {@code dsl} with {@link JobQueueConfig#defaults()}. */
     public JobQueue(DSLContext dsl) {
@@ -93,6 +95,7 @@ public final class JobQueue {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
         this.statements = new JobStatements(dsl);
+        this.schema = SchemaMapping.of(dsl);
     }
 
     /** The settings in force. */
@@ -111,7 +114,8 @@ public final class JobQueue {
      * @return the new job's id, or the existing live job's id
      */
     public long enqueue(DSLContext tx, NewJob job) {
-        return enqueueAll(tx, List.of(Objects.requireNonNull(job, "job"))).get(0);
+        DSLContext ctx = schema.on(tx);
+        return enqueueAll(ctx, List.of(Objects.requireNonNull(job, "job"))).get(0);
     }
 
     /**
@@ -120,19 +124,20 @@ public final class JobQueue {
      * @return one id per job, in the order given (existing ids for live duplicates of a unique key)
      */
     public List<Long> enqueueAll(DSLContext tx, List<NewJob> jobs) {
-        Objects.requireNonNull(tx, "tx");
+        DSLContext ctx = schema.on(tx);
+        Objects.requireNonNull(ctx, "ctx");
         Objects.requireNonNull(jobs, "jobs");
         jobs.forEach(j -> Objects.requireNonNull(j, "jobs must not contain null"));
         if (jobs.isEmpty()) {
             return List.of();
         }
         return PgErrors.translating(() -> {
-            List<Long> ids = Enqueuer.insert(tx, jobs);
+            List<Long> ids = Enqueuer.insert(ctx, jobs);
             if (config.notifyOnEnqueue()) {
                 Set<String> queues = new LinkedHashSet<>();
                 jobs.forEach(j -> queues.add(j.queue()));
                 for (String queue : queues) {
-                    tx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue))).fetch();
+                    ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue))).fetch();
                 }
             }
             return ids;
@@ -143,7 +148,8 @@ public final class JobQueue {
 
     /** {@link #claimInTransaction(DSLContext, Claim)} of up to {@code n} jobs of {@code queue}. */
     public List<Job> claimInTransaction(DSLContext tx, String queue, int n) {
-        return claimInTransaction(tx, Claim.of(queue, n));
+        DSLContext ctx = schema.on(tx);
+        return claimInTransaction(ctx, Claim.of(queue, n));
     }
 
     /**
@@ -158,11 +164,12 @@ public final class JobQueue {
      *     before the work)
      */
     public List<Job> claimInTransaction(DSLContext tx, Claim claim) {
+        DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(claim, "claim");
-        Transactions.requireOpen(tx, "claimInTransaction");
+        Transactions.requireOpen(ctx, "claimInTransaction");
         RenderedQuery statement = claim.shards().isEmpty()
                 ? statements.claimInTransaction : statements.claimInTransactionOnShards;
-        return sorted(statement.fetch(tx, claimBinds(statement, claim), JobStatements::job));
+        return sorted(statement.fetch(ctx, claimBinds(statement, claim), JobStatements::job));
     }
 
     // ------------------------------------------------------------------ leased claim
@@ -210,7 +217,8 @@ public final class JobQueue {
      * @return false when the caller no longer holds the lease; nothing changed then
      */
     public boolean complete(DSLContext tx, Job job) {
-        return completeAll(tx, List.of(Objects.requireNonNull(job, "job"))) == 1;
+        DSLContext ctx = schema.on(tx);
+        return completeAll(ctx, List.of(Objects.requireNonNull(job, "job"))) == 1;
     }
 
     /**
@@ -219,7 +227,8 @@ public final class JobQueue {
      * @return how many were completed; jobs whose lease the caller lost are left alone
      */
     public int completeAll(DSLContext tx, Collection<Job> jobs) {
-        Objects.requireNonNull(tx, "tx");
+        DSLContext ctx = schema.on(tx);
+        Objects.requireNonNull(ctx, "ctx");
         Objects.requireNonNull(jobs, "jobs");
         if (jobs.isEmpty()) {
             return 0;
@@ -232,7 +241,7 @@ public final class JobQueue {
             leaseIds.add(job.leaseId());
         }
         RenderedQuery statement = config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
-        return statement.execute(tx, statement.binds()
+        return statement.execute(ctx, statement.binds()
                 .setLongs(JobStatements.IDS, ids)
                 .setUuids(JobStatements.LEASE_IDS, leaseIds));
     }
@@ -243,13 +252,14 @@ public final class JobQueue {
      * {@code failed} once {@code max_attempts} is reached. {@code last_error} keeps the message.
      */
     public FailResult fail(DSLContext tx, Job job, String error) {
-        Objects.requireNonNull(tx, "tx");
+        DSLContext ctx = schema.on(tx);
+        Objects.requireNonNull(ctx, "ctx");
         Condition owned = owned(job);
         String message = truncate(error);
         boolean lastAttempt = job.attempts() >= job.maxAttempts();
         Duration delay = config.retryBackoff().delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
         return PgErrors.translating(() -> {
-            var update = tx.update(JOBS)
+            var update = ctx.update(JOBS)
                     .set(JOBS.LAST_ERROR, message)
                     .set(JOBS.UPDATED_AT, statementTime())
                     .setNull(JOBS.LOCKED_BY)
@@ -276,12 +286,13 @@ public final class JobQueue {
      * claim, so that the handler's writes are gone but the deletion is not.
      */
     FailResult requeueFailed(DSLContext tx, Job job, String error) {
+        DSLContext ctx = schema.on(tx);
         int attempts = job.attempts() + 1;
         boolean lastAttempt = attempts >= job.maxAttempts();
         Duration delay = config.retryBackoff().delay(attempts, ThreadLocalRandom.current().nextDouble());
         Field<OffsetDateTime> runAt = lastAttempt ? DSL.val(job.runAt()) : after(delay);
         return PgErrors.translating(() -> {
-            JobsRecord row = tx.insertInto(JOBS)
+            JobsRecord row = ctx.insertInto(JOBS)
                     .set(JOBS.ID, job.id())
                     .set(JOBS.QUEUE, job.queue())
                     .set(JOBS.SHARD, job.shard())
@@ -330,7 +341,8 @@ public final class JobQueue {
      * @return false when the job is already finished or does not exist
      */
     public boolean cancel(DSLContext tx, long id) {
-        return PgErrors.translating(() -> tx.update(JOBS)
+        DSLContext ctx = schema.on(tx);
+        return PgErrors.translating(() -> ctx.update(JOBS)
                 .set(JOBS.STATUS, CANCELLED)
                 .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
@@ -374,7 +386,8 @@ public final class JobQueue {
 
     /** The job, if its row still exists. Takes no lock. */
     public Optional<Job> find(DSLContext tx, long id) {
-        return PgErrors.translating(() -> tx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(Job::from));
+        DSLContext ctx = schema.on(tx);
+        return PgErrors.translating(() -> ctx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(Job::from));
     }
 
     /**

@@ -77,7 +77,7 @@ public final class JobWorker implements AutoCloseable {
 
     private JobWorker(Builder b) {
         this.dataSource = b.dataSource;
-        this.dsl = DSL.using(b.dataSource, SQLDialect.POSTGRES);
+        this.dsl = dev.locksmith.TableSchema.using(DSL.using(b.dataSource, SQLDialect.POSTGRES), b.schema);
         this.queue = new JobQueue(dsl, b.queueConfig);
         this.claim = new Claim(b.queue, Math.min(b.threads, Claim.MAX_LIMIT), b.shards);
         this.handler = b.handler;
@@ -368,6 +368,7 @@ public final class JobWorker implements AutoCloseable {
         private Duration shutdownGrace = Duration.ofSeconds(10);
         private String workerId = defaultWorkerId();
         private boolean listen = true;
+        private String schema = dev.locksmith.TableSchema.DEFAULT;
         private Set<Integer> shards = Set.of();
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
         private WorkerListener listener = new WorkerListener() { };
@@ -437,6 +438,16 @@ public final class JobWorker implements AutoCloseable {
         /** Observer for metrics and tests. */
         public Builder listener(WorkerListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * The schema the locksmith tables were migrated to; default
+         * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
+         */
+        public Builder schema(String schema) {
+            dev.locksmith.TableSchema.using(DSL.using(SQLDialect.POSTGRES), schema); // validates the name
+            this.schema = schema;
             return this;
         }
 

@@ -65,7 +65,7 @@ public final class TransactionalWorker implements AutoCloseable {
     private long wakeGeneration;
 
     private TransactionalWorker(Builder b) {
-        this.dsl = DSL.using(b.dataSource, SQLDialect.POSTGRES);
+        this.dsl = dev.locksmith.TableSchema.using(DSL.using(b.dataSource, SQLDialect.POSTGRES), b.schema);
         this.queue = new JobQueue(dsl, b.queueConfig.withNotifyOnEnqueue(false));
         this.isolateEachJob = b.isolateEachJob;
         this.claim = new Claim(b.queue, b.batchSize, b.shards);
@@ -245,6 +245,7 @@ public final class TransactionalWorker implements AutoCloseable {
         private int batchSize = 10;
         private Duration pollInterval = Duration.ofSeconds(1);
         private boolean listen = true;
+        private String schema = dev.locksmith.TableSchema.DEFAULT;
         private Set<Integer> shards = Set.of();
         private boolean isolateEachJob;
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
@@ -301,6 +302,16 @@ public final class TransactionalWorker implements AutoCloseable {
         /** Retry backoff for failed jobs; default {@link JobQueueConfig#defaults()}. */
         public Builder queueConfig(JobQueueConfig queueConfig) {
             this.queueConfig = Objects.requireNonNull(queueConfig, "queueConfig");
+            return this;
+        }
+
+        /**
+         * The schema the locksmith tables were migrated to; default
+         * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
+         */
+        public Builder schema(String schema) {
+            dev.locksmith.TableSchema.using(DSL.using(SQLDialect.POSTGRES), schema); // validates the name
+            this.schema = schema;
             return this;
         }
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 10;
+    static final int CHANGE_SETS = 20;
 
     static final Set<String> TABLES =
             Set.of("channel_accounts", "jobs", "accounts", "lock_wait_event", "deadlock_event", "account_transfers");
@@ -39,16 +39,16 @@ class SchemaMigrationTest {
 
     private List<String> locksmithTables() {
         return dsl.fetchValues(
-                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' "
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'locksmith' "
                         + "AND table_name::text = ANY(?) ORDER BY 1",
                 (Object) TABLES.toArray(String[]::new)).stream().map(String::valueOf).toList();
     }
 
-    /** Every column of the public schema with its type and default: the shape to compare. */
+    /** Every column of the locksmith schema with its type and default: the shape to compare. */
     private List<String> schemaShape() {
         return dsl.fetch("SELECT table_name || '.' || column_name || ':' || data_type || ':' "
                         + "|| coalesce(column_default, '') FROM information_schema.columns "
-                        + "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position")
+                        + "WHERE table_schema = 'locksmith' ORDER BY table_name, ordinal_position")
                 .getValues(0, String.class);
     }
 
@@ -56,9 +56,14 @@ class SchemaMigrationTest {
     void appliesToAnEmptyDatabaseAndAgainIsANoOp() {
         List<AppliedChangeSet> first = LocksmithSchema.migrate(database.dataSource());
         assertThat(first).extracting(AppliedChangeSet::id).containsExactly(
-                "001-channel-accounts", "002-jobs", "003-accounts", "004-lock-wait-event", "005-deadlock-event",
-                "006-channel-accounts-slot", "007-audit-retention-index", "008-hot-table-autovacuum", "009-jobs-lease-id",
-                "010-account-transfers");
+                "queue-000-schema", "queue-001-move-jobs-from-0.1", "queue-002-jobs", "queue-003-jobs-autovacuum",
+                "queue-004-jobs-lease-id",
+                "pool-000-schema", "pool-001-move-channel_accounts-from-0.1", "pool-002-channel-accounts",
+                "pool-003-channel-accounts-slot", "pool-004-channel_accounts-autovacuum",
+                "accounts-000-schema", "accounts-001-move-accounts-from-0.1", "accounts-002-accounts",
+                "accounts-003-account-transfers",
+                "audit-000-schema", "audit-001-move-lock_wait_event-from-0.1", "audit-002-move-deadlock_event-from-0.1",
+                "audit-003-lock-wait-event", "audit-004-deadlock-event", "audit-005-retention-index");
         assertThat(first).allSatisfy(c -> assertThat(c.file()).startsWith("locksmith/"));
         assertThat(locksmithTables()).containsExactlyInAnyOrderElementsOf(TABLES);
         List<String> shape = schemaShape();

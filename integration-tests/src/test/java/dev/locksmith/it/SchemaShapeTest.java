@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.CheckViolationException;
 import dev.locksmith.PgErrors;
-import dev.locksmith.codegen.DefaultSchema;
+import dev.locksmith.codegen.Locksmith;
 import java.math.BigDecimal;
 import java.time.OffsetDateTime;
 import java.util.Map;
@@ -22,11 +22,11 @@ class SchemaShapeTest extends DatabaseTest {
 
     private String columnType(String table, String column) {
         return dsl.fetchOne("SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                + "WHERE a.attrelid = ?::regclass AND a.attname = ?", table, column).get(0, String.class);
+                + "WHERE a.attrelid = ?::regclass AND a.attname = ?", "locksmith." + table, column).get(0, String.class);
     }
 
     private Map<String, String> indexes(String table) {
-        return dsl.fetch("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ?",
+        return dsl.fetch("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'locksmith' AND tablename = ?",
                 table).intoMap(r -> r.get(0, String.class), r -> r.get(1, String.class));
     }
 
@@ -80,7 +80,7 @@ class SchemaShapeTest extends DatabaseTest {
 
     @Test
     void hotTablesHaveTheirStorageSettings() {
-        assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE relname = 'jobs'").get(0, String.class))
+        assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE oid = 'locksmith.jobs'::regclass").get(0, String.class))
                 .contains("fillfactor=70").contains("autovacuum_vacuum_scale_factor=0")
                 .contains("autovacuum_vacuum_cost_delay=0");
         assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE relname = 'channel_accounts'")
@@ -104,12 +104,12 @@ class SchemaShapeTest extends DatabaseTest {
 
     @Test
     void generatedClassesMatchTheMigratedTables() {
-        for (Table<?> table : DefaultSchema.DEFAULT_SCHEMA.getTables()) {
+        for (Table<?> table : Locksmith.LOCKSMITH.getTables()) {
             int columns = dsl.fetchOne("SELECT count(*) FROM information_schema.columns "
-                    + "WHERE table_schema = 'public' AND table_name = ?", table.getName()).get(0, Integer.class);
+                    + "WHERE table_schema = 'locksmith' AND table_name = ?", table.getName()).get(0, Integer.class);
             assertThat(table.fields()).as(table.getName()).hasSize(columns);
         }
-        assertThat(DefaultSchema.DEFAULT_SCHEMA.getTables()).extracting(Table::getName)
+        assertThat(Locksmith.LOCKSMITH.getTables()).extracting(Table::getName)
                 .containsExactlyInAnyOrderElementsOf(SchemaMigrationTest.TABLES);
         assertThat(JOBS.PAYLOAD.getDataType().getTypeName()).isEqualTo("jsonb");
     }

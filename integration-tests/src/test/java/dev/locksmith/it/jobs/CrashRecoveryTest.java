@@ -77,7 +77,7 @@ class CrashRecoveryTest extends DatabaseTest {
 
         // wait on the database clock until the lease has expired
         dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
-                + "FROM jobs WHERE id = ?", id);
+                + "FROM locksmith.jobs WHERE id = ?", id);
         assertThat(queue.rescueExpired()).isEqualTo(1);
         Job rescued = queue.find(dsl, id).orElseThrow();
         assertThat(rescued.status()).isEqualTo(JobStatus.PENDING);
@@ -97,7 +97,7 @@ class CrashRecoveryTest extends DatabaseTest {
         long id = queue.enqueue(dsl, NewJob.builder("crash", "k").maxAttempts(1).build());
         queue.claim("crash", 1, Duration.ofMillis(50), "crashed-worker");
         dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
-                + "FROM jobs WHERE id = ?", id);
+                + "FROM locksmith.jobs WHERE id = ?", id);
         assertThat(queue.rescueExpired()).isEqualTo(1);
         assertThat(queue.find(dsl, id).orElseThrow().status()).isEqualTo(JobStatus.FAILED);
     }

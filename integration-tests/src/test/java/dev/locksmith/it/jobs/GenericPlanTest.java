@@ -63,10 +63,10 @@ class GenericPlanTest extends DatabaseTest {
     @Test
     void theGenericPlanOfATransactionalClaimUsesThePartialIndexOfPendingJobs() {
         // Many finished rows and a few pending ones, so that only the partial index is cheap.
-        dsl.execute("INSERT INTO jobs (queue, kind, status, finished_at) "
+        dsl.execute("INSERT INTO locksmith.jobs (queue, kind, status, finished_at) "
                 + "SELECT 'generic', 'k', 'done', now() FROM generate_series(1, 20000)");
         new JobQueue(dsl).enqueueAll(dsl, Collections.nCopies(20, NewJob.of("generic", "k")));
-        dsl.execute("ANALYZE jobs");
+        dsl.execute("ANALYZE locksmith.jobs");
 
         try (var one = TestPostgres.pool(database, 1)) {
             DSLContext single = DSL.using(one, SQLDialect.POSTGRES);

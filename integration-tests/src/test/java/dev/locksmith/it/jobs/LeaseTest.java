@@ -51,8 +51,8 @@ class LeaseTest extends DatabaseTest {
             DSLContext otherDsl = DSL.using(otherPool, SQLDialect.POSTGRES);
             JobQueue otherQueue = new JobQueue(otherDsl);
             // the same job id in both databases, claimed by the README's fixed worker id
-            dsl.execute("INSERT INTO jobs (id, queue, kind) VALUES (4242, 'q', 'mine')");
-            otherDsl.execute("INSERT INTO jobs (id, queue, kind) VALUES (4242, 'q', 'theirs')");
+            dsl.execute("INSERT INTO locksmith.jobs (id, queue, kind) VALUES (4242, 'q', 'mine')");
+            otherDsl.execute("INSERT INTO locksmith.jobs (id, queue, kind) VALUES (4242, 'q', 'theirs')");
             Job mine = queue.claim("q", 1, Duration.ofMinutes(1), "worker-1").get(0);
             Job theirs = otherQueue.claim("q", 1, Duration.ofMinutes(1), "worker-1").get(0);
             assertThat(mine.id()).isEqualTo(theirs.id());
@@ -156,7 +156,7 @@ class LeaseTest extends DatabaseTest {
     void aLeaseThatLapsedAndWasRescuedDoesNotMakeTheJobLoop() throws Exception {
         aLapsedLeaseDoesNotMakeTheJobLoop(pool, () -> {
             // what rescueExpired does once a lease has expired (a long GC pause, a stalled host)
-            dsl.execute("UPDATE jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, lease_id = NULL "
+            dsl.execute("UPDATE locksmith.jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, lease_id = NULL "
                     + "WHERE queue = 'lapse'");
         });
     }

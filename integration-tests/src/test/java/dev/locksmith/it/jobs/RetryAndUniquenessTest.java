@@ -35,7 +35,7 @@ class RetryAndUniquenessTest extends DatabaseTest {
     /** Claims the job once it is due, waiting on the database clock for its run_at. */
     private Job claimWhenDue(long id) {
         dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (run_at - clock_timestamp())) + 0.005)) "
-                + "FROM jobs WHERE id = ?", id);
+                + "FROM locksmith.jobs WHERE id = ?", id);
         List<Job> jobs = queue.claim("retry", 1, Duration.ofMinutes(1), "w");
         assertThat(jobs).extracting(Job::id).containsExactly(id);
         return jobs.get(0);

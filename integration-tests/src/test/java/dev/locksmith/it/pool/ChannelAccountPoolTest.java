@@ -49,7 +49,7 @@ class ChannelAccountPoolTest extends DatabaseTest {
     /** Waits on the database clock until the account's lease has expired. */
     private void awaitExpiry(String key) {
         dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
-                + "FROM channel_accounts WHERE public_key = ?", key);
+                + "FROM locksmith.channel_accounts WHERE public_key = ?", key);
     }
 
     @Test
