@@ -49,8 +49,11 @@ final class PoolStatements {
                 .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(heldBy(owner)));
+        // clock_timestamp(), not now(): in a caller's long transaction now() is when it began, and
+        // greatest(): an extension never shortens the lease already held.
         extend = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.greatest(CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                        clockTimestamp().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND))))
                 .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(heldBy(owner))
                 .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
@@ -102,7 +105,11 @@ final class PoolStatements {
     private static Condition heldBy(Param<String> owner) {
         return CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(DSL.param(KEY, SQLDataType.VARCHAR))
                 .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
-                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE)));
+                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(clockTimestamp()));
+    }
+
+    private static Field<OffsetDateTime> clockTimestamp() {
+        return DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
     }
 
     /** Maps a row returned by {@link #acquire}. */
