@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 
 /**
@@ -93,6 +94,12 @@ public final class Binds {
     public Binds setLongs(String name, Collection<Long> values) {
         Object[] array = values.toArray();
         return put(name, (s, i) -> s.setArray(i, s.getConnection().createArrayOf("int8", array)));
+    }
+
+    /** A {@code double precision[]}. */
+    public Binds setDoubles(String name, double[] values) {
+        Object[] array = Arrays.stream(values).boxed().toArray();
+        return put(name, (s, i) -> s.setArray(i, s.getConnection().createArrayOf("float8", array)));
     }
 
     /** An {@code integer[]}. */

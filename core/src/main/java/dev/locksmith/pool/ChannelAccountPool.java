@@ -54,9 +54,9 @@ public final class ChannelAccountPool {
     private final Transactions.Sleeper sleeper;
     private final PoolStatements statements;
 
-    /** A pool on {@code dsl} with the constant-cost {@link AcquireStrategy#RANDOM_START}. */
+    /** A pool on {@code dsl} with the constant-cost, evenly spreading {@link AcquireStrategy#RANDOM_PROBES}. */
     public ChannelAccountPool(DSLContext dsl) {
-        this(dsl, AcquireStrategy.RANDOM_START);
+        this(dsl, AcquireStrategy.RANDOM_PROBES);
     }
 
     /** A pool on {@code dsl} choosing accounts with {@code strategy}. */
@@ -67,7 +67,8 @@ public final class ChannelAccountPool {
 
     /**
      * Full control, for tests: {@code random} supplies the uniform [0, 1) values of
-     * {@link AcquireStrategy#RANDOM_START} (a seeded source makes choices repeatable), and
+     * {@link AcquireStrategy#RANDOM_PROBES} and {@link AcquireStrategy#RANDOM_START} (a seeded
+     * source makes the probes repeatable), and
      * {@code sleeper} pauses between attempts of a bounded-wait acquire.
      */
     public ChannelAccountPool(DSLContext dsl, AcquireStrategy strategy, DoubleSupplier random,
@@ -156,7 +157,14 @@ public final class ChannelAccountPool {
         Binds binds = statements.acquire.binds()
                 .set(PoolStatements.OWNER, holder)
                 .setInterval(PoolStatements.LEASE, lease);
-        if (strategy == AcquireStrategy.RANDOM_START) {
+        if (strategy == AcquireStrategy.RANDOM_PROBES) {
+            double[] probes = new double[PoolStatements.PROBE_COUNT];
+            for (int i = 0; i < probes.length; i++) {
+                probes[i] = random.getAsDouble();
+            }
+            binds.setDoubles(PoolStatements.PROBES, probes);
+        }
+        if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
             binds.set(PoolStatements.START, random.getAsDouble());
         }
         return statements.acquire.fetchOptional(dsl, binds, PoolStatements::account);
