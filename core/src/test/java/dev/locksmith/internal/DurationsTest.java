@@ -6,12 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.locksmith.Backoff;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.audit.LockAuditConfig;
+import dev.locksmith.jobs.JobWorker;
 import java.time.Duration;
 import java.util.List;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /** Oversized durations fail early and clearly, naming the parameter and the bound. */
 class DurationsTest {
@@ -56,6 +58,11 @@ class DurationsTest {
                     .hasMessageContaining("probeDelay must be at most");
             assertThatThrownBy(() -> LockAuditConfig.defaults().withSlowWaitThreshold(huge))
                     .hasMessageContaining("slowWaitThreshold must be at most");
+            JobWorker.Builder worker = JobWorker.builder(new PGSimpleDataSource(), "q", (job, tx) -> { });
+            assertThatThrownBy(() -> worker.lease(huge)).hasMessageContaining("lease must be at most");
+            assertThatThrownBy(() -> worker.pollInterval(huge)).hasMessageContaining("pollInterval must be at most");
+            assertThatThrownBy(() -> worker.rescueInterval(huge)).hasMessageContaining("rescueInterval must be at most");
+            assertThatThrownBy(() -> worker.shutdownGrace(huge)).hasMessageContaining("shutdownGrace must be at most");
         }
     }
 }
