@@ -1,26 +1,23 @@
 package dev.locksmith;
 
+import dev.locksmith.internal.Durations;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Exponential backoff with a cap and jitter: the pause after the n-th failure is
  * {@code min(max, initial * multiplier^(n-1))}, of which a random fraction of up to
  * {@code jitter} is taken off, so that many clients failing together do not retry together.
  *
- * @param initial pause after the first failure; zero or more
- * @param max cap on any pause; at least {@code initial}
+ * @param initial pause after the first failure; zero or more, at most {@link Durations#MAX}
+ * @param max cap on any pause; at least {@code initial}, at most {@link Durations#MAX}
  * @param multiplier growth per failure; at least 1
  * @param jitter largest fraction taken off at random, in [0, 1]
  */
 public record Backoff(Duration initial, Duration max, double multiplier, double jitter) {
 
     public Backoff {
-        Objects.requireNonNull(initial, "initial");
-        Objects.requireNonNull(max, "max");
-        if (initial.isNegative()) {
-            throw new IllegalArgumentException("initial backoff must not be negative, was " + initial);
-        }
+        Durations.nonNegative("initial", initial);
+        Durations.nonNegative("max", max);
         if (max.compareTo(initial) < 0) {
             throw new IllegalArgumentException("max backoff (" + max + ") must not be less than initial (" + initial + ")");
         }

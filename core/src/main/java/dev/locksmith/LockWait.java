@@ -30,6 +30,14 @@ import org.jooq.impl.SQLDataType;
  * </ul>
  *
  * <p>A failed lock wait aborts the caller's transaction, as any PostgreSQL error does.
+ *
+ * <p><b>Auto-commit.</b> A bounded wait needs the caller's open transaction: in auto-commit mode
+ * {@code set_config(..., true)} would be a transaction of its own and be gone before the locking
+ * statement ran, so the wait would silently be unbounded. {@link #run} therefore refuses a
+ * bounded wait on an auto-commit connection with {@link IllegalStateException} (no statement is
+ * sent). The other kinds need no setting and behave the same in both modes. Repositories whose
+ * locks are meant to last until the caller's transaction ends (row locks, transaction-scoped
+ * advisory locks, {@code LockAudit.guard}) refuse auto-commit for every kind.
  */
 public final class LockWait {
 
@@ -128,6 +136,9 @@ public final class LockWait {
      * transaction's {@code lock_timeout} is set for the statement and put back afterwards
      * (both with {@code set_config(..., true)}, so nothing outlives the transaction); other
      * kinds run the statement as it is. Database errors come back translated.
+     *
+     * @throws IllegalStateException for a bounded wait when {@code tx} is in auto-commit mode
+     *     (the bound could not hold there; see the class comment), before anything is sent
      */
     public <T> T run(DSLContext tx, Supplier<T> lockingStatement) {
         Objects.requireNonNull(tx, "tx");
@@ -135,6 +146,7 @@ public final class LockWait {
         if (kind != Kind.BOUNDED) {
             return PgErrors.translating(lockingStatement);
         }
+        Transactions.requireOpen(tx, this + " (a transaction-scoped lock_timeout)");
         return PgErrors.translating(() -> {
             Record2<String, String> previous = tx.select(
                             DSL.function("current_setting", SQLDataType.VARCHAR, DSL.val("lock_timeout")),

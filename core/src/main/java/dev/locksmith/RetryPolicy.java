@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import dev.locksmith.internal.Durations;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -130,22 +131,16 @@ public final class RetryPolicy {
             return this;
         }
 
-        /** Pause after the first failure; zero or more. Default 10 ms. */
+        /** Pause after the first failure; zero or more, at most 100 years. Default 10 ms. */
         public Builder initialBackoff(Duration initialBackoff) {
-            Objects.requireNonNull(initialBackoff, "initialBackoff");
-            if (initialBackoff.isNegative()) {
-                throw new IllegalArgumentException("initialBackoff must not be negative, was " + initialBackoff);
-            }
+            Durations.nonNegative("initialBackoff", initialBackoff);
             this.initialBackoff = initialBackoff;
             return this;
         }
 
-        /** Cap on any pause; zero or more. Default 1 s. */
+        /** Cap on any pause; zero or more, at most 100 years. Default 1 s. */
         public Builder maxBackoff(Duration maxBackoff) {
-            Objects.requireNonNull(maxBackoff, "maxBackoff");
-            if (maxBackoff.isNegative()) {
-                throw new IllegalArgumentException("maxBackoff must not be negative, was " + maxBackoff);
-            }
+            Durations.nonNegative("maxBackoff", maxBackoff);
             this.maxBackoff = maxBackoff;
             return this;
         }

@@ -60,6 +60,15 @@ public final class BenchSession implements AutoCloseable {
         return database;
     }
 
+    /**
+     * The server settings that decide what a commit costs, as {@code name=value} pairs
+     * ({@code synchronous_commit}, {@code fsync}), for the report's header.
+     */
+    public String durability() {
+        return dsl.fetchValue("SELECT 'synchronous_commit=' || current_setting('synchronous_commit') "
+                + "|| ', fsync=' || current_setting('fsync')").toString();
+    }
+
     /** Change sets applied to it. */
     public List<AppliedChangeSet> applied() {
         return applied;

@@ -11,39 +11,54 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 
 /**
  * pool: acquire + release cycles per second and acquire latency, at pool sizes 100, 10,000 and
- * 1,000,000, for both strategies. An ownership ledger checked on every acquire counts double
- * holds as violations.
+ * 1,000,000 with 0%, 90% and 99% of the accounts under a long lease, for every strategy
+ * ({@code order_by_random} idle only: its cost is the point of comparison). And the spread:
+ * 20,000 acquisitions (2,000 with {@code quick}) on a pool of 1,000 with half of it leased at
+ * random ({@code leased=50%}) or after removing 100 contiguous accounts ({@code gap=100}),
+ * reported as {@code max/min} (selection frequency of the most- over the least-picked idle
+ * account) and {@code chi2} with {@code chi2crit}, the chi-square value at p = 0.001 for the
+ * number of idle accounts (uniform at that level when {@code chi2 < chi2crit}). An ownership
+ * ledger checked on every acquire counts double holds as violations.
  */
 final class PoolWorkload implements Workload {
 
     static final String SET_LEASE = "UPDATE channel_accounts SET locked_by = ?, locked_at = now(), "
             + "locked_until = now() + ?::interval, updated_at = now() WHERE public_key = (";
     static final String RETURNING = ") RETURNING public_key, locked_by, locked_at, locked_until";
-    static final String START = "(SELECT min(slot) FROM channel_accounts) + floor(?::float8 * ((SELECT max(slot) "
+    static final String SLOT_OF = "(SELECT min(slot) FROM channel_accounts) + floor(%s * ((SELECT max(slot) "
             + "FROM channel_accounts) - (SELECT min(slot) FROM channel_accounts) + 1))::bigint";
+    static final String START = String.format(SLOT_OF, "?::float8");
     // The library binds its random start once and uses it in both branches; plain JDBC has
     // positional parameters only, so the raw statement takes it twice.
-    static final String RAW_RANDOM_START = SET_LEASE + "SELECT c.public_key FROM ("
-            + "SELECT b1.public_key FROM (SELECT public_key FROM channel_accounts WHERE locked_until IS NULL AND slot >= "
-            + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b1 UNION ALL "
-            + "SELECT b2.public_key FROM (SELECT public_key FROM channel_accounts WHERE locked_until IS NULL AND slot < "
-            + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b2 UNION ALL "
-            + "SELECT b3.public_key FROM (SELECT public_key FROM channel_accounts WHERE locked_until < now() "
-            + "ORDER BY locked_until LIMIT 1 FOR UPDATE SKIP LOCKED) b3) c LIMIT 1" + RETURNING;
+    static final String SCAN = "SELECT b1.public_key FROM (SELECT public_key FROM channel_accounts "
+            + "WHERE locked_until IS NULL AND slot >= " + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b1 "
+            + "UNION ALL SELECT b2.public_key FROM (SELECT public_key FROM channel_accounts "
+            + "WHERE locked_until IS NULL AND slot < " + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b2 "
+            + "UNION ALL SELECT b3.public_key FROM (SELECT public_key FROM channel_accounts WHERE locked_until < now() "
+            + "ORDER BY locked_until LIMIT 1 FOR UPDATE SKIP LOCKED) b3";
+    static final String RAW_RANDOM_START = SET_LEASE + "SELECT c.public_key FROM (" + SCAN + ") c LIMIT 1" + RETURNING;
+    static final String RAW_RANDOM_PROBES = SET_LEASE + "SELECT c.public_key FROM ("
+            + "SELECT b0.public_key FROM (SELECT ca.public_key FROM unnest(?::float8[]) WITH ORDINALITY AS p(u, ord) "
+            + "JOIN channel_accounts ca ON ca.slot = " + String.format(SLOT_OF, "p.u")
+            + " WHERE ca.locked_until IS NULL OR ca.locked_until < now() ORDER BY ca.updated_at, p.ord LIMIT 1 "
+            + "FOR UPDATE OF ca SKIP LOCKED) b0 UNION ALL " + SCAN + ") c LIMIT 1" + RETURNING;
     static final String RAW_ORDER_BY_RANDOM = SET_LEASE + "SELECT public_key FROM channel_accounts WHERE "
             + "locked_until IS NULL OR locked_until < now() ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED" + RETURNING;
     static final String RAW_RELEASE = "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
             + "locked_until = NULL, updated_at = now() WHERE public_key = ? AND locked_by = ? AND locked_until > clock_timestamp()";
+    static final String HOLDER = "bench-hold";
+    static final int PROBES = 8;
 
     private final DataSource ds;
     private final DSLContext dsl;
-    private long registered = -1;
+    private String state = "";
 
     PoolWorkload(DataSource ds, DSLContext dsl) {
         this.ds = ds;
@@ -55,56 +70,104 @@ final class PoolWorkload implements Workload {
         return "pool";
     }
 
+    /** The pool a run starts from: {@code size} accounts, {@code leasedPercent} under a long lease, {@code gap} removed. */
+    record Shape(int size, int leasedPercent, int gap) {
+        String config() {
+            return "size=" + size + (gap > 0 ? " gap=" + gap : " leased=" + leasedPercent + "%");
+        }
+    }
+
     @Override
     public List<Case> cases(BenchOptions o) {
         List<Case> cases = new ArrayList<>();
         List<Integer> sizes = o.quick() ? List.of(100, 10_000) : List.of(100, 10_000, 1_000_000);
+        List<Integer> leased = o.quick() ? List.of(0) : List.of(0, 90, 99);
         for (int size : sizes) {
-            for (AcquireStrategy strategy : AcquireStrategy.values()) {
+            for (int percent : leased) {
+                for (AcquireStrategy strategy : AcquireStrategy.values()) {
+                    if (strategy == AcquireStrategy.ORDER_BY_RANDOM && percent > 0) {
+                        continue;
+                    }
+                    Shape shape = new Shape(size, percent, 0);
+                    for (int workers : o.workersOr(List.of(4))) {
+                        cases.add(new Case(name(strategy) + " " + shape.config(), workers, "cycles/s",
+                                new Variant(shape, strategy, true, 0), new Variant(shape, strategy, false, 0)));
+                    }
+                }
+            }
+        }
+        int acquisitions = o.quick() ? 2_000 : 20_000;
+        List<Shape> spreads = o.quick() ? List.of(new Shape(1_000, 50, 0))
+                : List.of(new Shape(1_000, 50, 0), new Shape(1_000, 0, 100));
+        for (Shape shape : spreads) {
+            for (AcquireStrategy strategy : o.quick() ? List.of(AcquireStrategy.RANDOM_PROBES)
+                    : List.of(AcquireStrategy.values())) {
                 for (int workers : o.workersOr(List.of(4))) {
-                    cases.add(new Case(strategy.name().toLowerCase() + " size=" + size, workers, "cycles/s",
-                            new Variant(size, strategy, true), new Variant(size, strategy, false)));
+                    cases.add(new Case(name(strategy) + " spread " + shape.config(), workers, "cycles/s",
+                            new Variant(shape, strategy, true, acquisitions), null));
                 }
             }
         }
         return cases;
     }
 
+    private static String name(AcquireStrategy strategy) {
+        return strategy.name().toLowerCase();
+    }
+
+    /** Puts the table into {@code shape}, unless it is there already; then clears the run's leftovers. */
+    private void prepare(Shape shape) throws Exception {
+        String wanted = shape.toString();
+        Jdbc.autoCommit(ds, c -> {
+            if (!state.equals(wanted)) {
+                Jdbc.update(c, "TRUNCATE channel_accounts RESTART IDENTITY");
+                Jdbc.update(c, "INSERT INTO channel_accounts (public_key) "
+                        + "SELECT 'G' || lpad(n::text, 8, '0') FROM generate_series(1, ?) n", shape.size());
+                if (shape.gap() > 0) {
+                    Jdbc.update(c, "DELETE FROM channel_accounts WHERE slot > ? AND slot <= ?",
+                            (long) (shape.size() - shape.gap()) / 2, (long) (shape.size() + shape.gap()) / 2);
+                }
+                // The same pseudo-random sample every time (ordered by a hash of the slot), under a
+                // lease no run outlives.
+                Jdbc.update(c, "UPDATE channel_accounts SET locked_by = ?, locked_at = now(), "
+                        + "locked_until = now() + interval '1 day' WHERE slot IN (SELECT slot FROM channel_accounts "
+                        + "ORDER BY md5(slot::text) LIMIT ?)", HOLDER, (long) shape.size() * shape.leasedPercent() / 100);
+                state = wanted;
+            } else {
+                // Every run starts from the same state: the long leases only, dead tuples vacuumed.
+                Jdbc.update(c, "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
+                        + "locked_until = NULL WHERE locked_by <> ?", HOLDER);
+            }
+            Jdbc.update(c, "VACUUM ANALYZE channel_accounts");
+            return null;
+        });
+    }
+
     private final class Variant implements Workload.Variant {
-        final int size;
+        final Shape shape;
         final AcquireStrategy strategy;
         final boolean library;
+        final int acquisitions;
         final Map<String, String> ledger = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> picks = new ConcurrentHashMap<>();
+        final AtomicInteger budget = new AtomicInteger();
         final AtomicLong violations = new AtomicLong();
 
-        Variant(int size, AcquireStrategy strategy, boolean library) {
-            this.size = size;
+        /** {@code acquisitions} > 0: a spread case, which runs exactly that many. */
+        Variant(Shape shape, AcquireStrategy strategy, boolean library, int acquisitions) {
+            this.shape = shape;
             this.strategy = strategy;
             this.library = library;
+            this.acquisitions = acquisitions;
         }
 
         @Override
         public void prepare() throws Exception {
             ledger.clear();
+            picks.clear();
+            budget.set(acquisitions);
             violations.set(0);
-            if (registered != size) {
-                Jdbc.autoCommit(ds, c -> {
-                    Jdbc.update(c, "TRUNCATE channel_accounts RESTART IDENTITY");
-                    Jdbc.update(c, "INSERT INTO channel_accounts (public_key) "
-                            + "SELECT 'G' || lpad(n::text, 8, '0') FROM generate_series(1, ?) n", size);
-                    Jdbc.update(c, "VACUUM ANALYZE channel_accounts");
-                    return null;
-                });
-                registered = size;
-            } else {
-                // Every run starts from the same state: all idle, dead tuples vacuumed, fresh statistics.
-                Jdbc.autoCommit(ds, c -> {
-                    Jdbc.update(c, "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
-                            + "locked_until = NULL WHERE locked_until IS NOT NULL");
-                    Jdbc.update(c, "VACUUM ANALYZE channel_accounts");
-                    return null;
-                });
-            }
+            PoolWorkload.this.prepare(shape);
         }
 
         @Override
@@ -113,36 +176,32 @@ final class PoolWorkload implements Workload {
         }
 
         @Override
+        public boolean untilExhausted() {
+            return acquisitions > 0;
+        }
+
+        @Override
         public Op op(int worker) {
             ChannelAccountPool pool = new ChannelAccountPool(dsl, strategy);
             Duration lease = Duration.ofMinutes(1);
             return () -> {
-                String owner = "w" + worker + "-" + ThreadLocalRandom.current().nextLong();
-                String key;
-                if (library) {
-                    key = pool.acquire(lease, owner).map(ChannelAccount::publicKey).orElse(null);
-                } else {
-                    key = Jdbc.autoCommit(ds, c -> {
-                        try (PreparedStatement s = c.prepareStatement(
-                                strategy == AcquireStrategy.RANDOM_START ? RAW_RANDOM_START : RAW_ORDER_BY_RANDOM)) {
-                            s.setString(1, owner);
-                            s.setString(2, "60 seconds");
-                            if (strategy == AcquireStrategy.RANDOM_START) {
-                                double r = ThreadLocalRandom.current().nextDouble();
-                                s.setDouble(3, r);
-                                s.setDouble(4, r);
-                            }
-                            try (ResultSet rs = s.executeQuery()) {
-                                return rs.next() ? rs.getString(1) : null;
-                            }
-                        }
-                    });
+                if (acquisitions > 0 && budget.getAndDecrement() <= 0) {
+                    return 0;
                 }
+                String owner = "w" + worker + "-" + ThreadLocalRandom.current().nextLong();
+                String key = library ? pool.acquire(lease, owner).map(ChannelAccount::publicKey).orElse(null)
+                        : rawAcquire(owner);
                 if (key == null) {
+                    if (acquisitions > 0) {
+                        budget.incrementAndGet();   // nothing acquired: the attempt does not count
+                    }
                     return 0;
                 }
                 if (ledger.putIfAbsent(key, owner) != null) {
                     violations.incrementAndGet();
+                }
+                if (acquisitions > 0) {
+                    picks.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
                 }
                 ledger.remove(key, owner);
                 if (library) {
@@ -154,9 +213,66 @@ final class PoolWorkload implements Workload {
             };
         }
 
+        private String rawAcquire(String owner) throws Exception {
+            return Jdbc.autoCommit(ds, c -> {
+                String sql = switch (strategy) {
+                    case RANDOM_PROBES -> RAW_RANDOM_PROBES;
+                    case RANDOM_START -> RAW_RANDOM_START;
+                    case ORDER_BY_RANDOM -> RAW_ORDER_BY_RANDOM;
+                };
+                try (PreparedStatement s = c.prepareStatement(sql)) {
+                    int i = 1;
+                    s.setString(i++, owner);
+                    s.setString(i++, "60 seconds");
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    if (strategy == AcquireStrategy.RANDOM_PROBES) {
+                        Object[] probes = new Object[PROBES];
+                        for (int p = 0; p < PROBES; p++) {
+                            probes[p] = random.nextDouble();
+                        }
+                        s.setArray(i++, c.createArrayOf("float8", probes));
+                    }
+                    if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
+                        double r = random.nextDouble();
+                        s.setDouble(i++, r);
+                        s.setDouble(i, r);
+                    }
+                    try (ResultSet rs = s.executeQuery()) {
+                        return rs.next() ? rs.getString(1) : null;
+                    }
+                }
+            });
+        }
+
         @Override
         public long verify() {
             return violations.get();
+        }
+
+        @Override
+        public Map<String, Double> extras() {
+            if (acquisitions == 0) {
+                return Map.of();
+            }
+            List<Integer> idle = new ArrayList<>();
+            try {
+                Jdbc.autoCommit(ds, c -> {
+                    try (PreparedStatement s = c.prepareStatement(
+                            "SELECT public_key FROM channel_accounts WHERE locked_by IS DISTINCT FROM ?")) {
+                        s.setString(1, HOLDER);
+                        try (ResultSet rs = s.executeQuery()) {
+                            while (rs.next()) {
+                                AtomicInteger n = picks.get(rs.getString(1));
+                                idle.add(n == null ? 0 : n.get());
+                            }
+                        }
+                    }
+                    return null;
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException("could not read the idle accounts", e);
+            }
+            return Spread.of(idle).figures();
         }
     }
 }

@@ -77,7 +77,8 @@ final class BenchCommand implements Callable<Integer> {
                     throw new ParameterException(spec.commandLine(), "unknown workload " + name + "; choose from " + all.keySet());
                 }
             }
-            System.out.printf("server: %s via %s%n", session.server().version(), session.server().source().description());
+            System.out.printf("server: %s via %s, %s%n", session.server().version(),
+                    session.server().source().description(), session.durability());
             List<Workload> selected = chosen.stream().map(all::get).toList();
             Progress progress = new Progress(System.err, new Runner(options, step -> { }).steps(selected));
             Runner runner = new Runner(options, progress, session::freshConnections);
@@ -90,11 +91,11 @@ final class BenchCommand implements Callable<Integer> {
             Path dir = out != null ? out
                     : Path.of("reports", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
             Files.createDirectories(dir);
-            String header = String.format("locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %d cores%n%n",
+            String header = String.format("locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %s, %d cores%n%n",
                     String.join(" ", chosen), duration, warmup, runs,
                     (workers.isEmpty() ? "" : " --workers " + workers.toString().replaceAll("[\\[\\] ]", ""))
                             + (only.isEmpty() ? "" : " --only " + String.join(",", only)),
-                    session.server().version(), session.server().source().description(),
+                    session.server().version(), session.server().source().description(), session.durability(),
                     Runtime.getRuntime().availableProcessors());
             Files.writeString(dir.resolve("table.txt"), header + report.table());
             Files.writeString(dir.resolve("results.json"), report.json());

@@ -160,10 +160,13 @@ public final class Accounts {
      * @throws AccountNotFoundException if there is no such account
      * @throws dev.locksmith.LockNotAvailableException for {@code noWait()} on a held row, or
      *     when an {@code upTo(...)} bound expires; the caller's transaction is then aborted
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, whatever the wait:
+     *     the lock would end with the statement (and a bound would not hold)
      */
     public Optional<Account> lockForUpdate(DSLContext tx, long id, LockWait wait) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(wait, "wait");
+        Transactions.requireOpen(ctx, "lockForUpdate");
         Optional<Account> locked = wait.run(ctx, () -> wait.applyTo(
                 ctx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetchOptional().map(Accounts::toAccount));
         if (locked.isEmpty() && !exists(ctx, id)) {
@@ -180,11 +183,13 @@ public final class Accounts {
      * @return the locked accounts in ascending id order; with {@link LockWait#skipLocked()},
      *     only those no other transaction holds
      * @throws AccountNotFoundException naming the first missing id
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, as for one account
      */
     public List<Account> lockForUpdate(DSLContext tx, Collection<Long> ids, LockWait wait) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(ids, "ids");
         Objects.requireNonNull(wait, "wait");
+        Transactions.requireOpen(ctx, "lockForUpdate");
         TreeSet<Long> sorted = new TreeSet<>();
         for (Long id : ids) {
             sorted.add(Objects.requireNonNull(id, "ids must not contain null"));

@@ -2,6 +2,7 @@ package dev.locksmith.advisory;
 
 import dev.locksmith.LockWait;
 import dev.locksmith.PgErrors;
+import dev.locksmith.PoolingMode;
 import dev.locksmith.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -25,7 +26,9 @@ import org.jooq.impl.SQLDataType;
  * connection: each {@link SessionLock} holds one connection from the data source until it is
  * closed, and unlocks on that same connection. Behind PgBouncer in transaction pooling mode,
  * session locks are unsafe (the lock stays on a server connection that the pooler hands to
- * other clients, and the unlock may run on a different one); use transaction-scoped locks there.
+ * other clients, and the unlock may run on a different one); use transaction-scoped locks there,
+ * and construct this with {@link PoolingMode#TRANSACTION} so that the session methods refuse
+ * with {@link IllegalStateException} instead of handing out a lock that does not hold.
  *
  * <p>Waits follow {@link LockWait}: {@code forever()} blocks, {@code upTo(d)} fails with
  * {@link dev.locksmith.LockNotAvailableException} after {@code d} (a transaction-scoped
@@ -35,10 +38,23 @@ import org.jooq.impl.SQLDataType;
 public final class AdvisoryLocks {
 
     private final DataSource dataSource;
+    private final PoolingMode poolingMode;
 
-    /** Advisory locks; {@code dataSource} provides the connections session locks hold. */
+    /**
+     * Advisory locks over direct or client-pooled connections ({@link PoolingMode#SESSION});
+     * {@code dataSource} provides the connections session locks hold.
+     */
     public AdvisoryLocks(DataSource dataSource) {
+        this(dataSource, PoolingMode.SESSION);
+    }
+
+    /**
+     * Advisory locks over connections that reach the server as {@code poolingMode} says; with
+     * {@link PoolingMode#TRANSACTION} the session-lock methods refuse.
+     */
+    public AdvisoryLocks(DataSource dataSource, PoolingMode poolingMode) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.poolingMode = Objects.requireNonNull(poolingMode, "poolingMode");
     }
 
     // ------------------------------------------------------------------ transaction-scoped
@@ -80,22 +96,40 @@ public final class AdvisoryLocks {
 
     // ------------------------------------------------------------------ session-scoped
 
-    /** Takes an exclusive session lock on a connection of its own, waiting as {@code wait} says. */
+    /**
+     * Takes an exclusive session lock on a connection of its own, waiting as {@code wait} says
+     * (a bounded wait is set in the same statement as the lock, so it holds on the auto-commit
+     * connection). The lock and the connection are held until {@link SessionLock#close()}.
+     *
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     */
     public SessionLock lockSession(AdvisoryKey key, LockWait wait) {
         return session(key, wait, false);
     }
 
-    /** Takes a shared session lock on a connection of its own, waiting as {@code wait} says. */
+    /**
+     * Takes a shared session lock on a connection of its own, as {@link #lockSession}.
+     *
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     */
     public SessionLock lockSessionShared(AdvisoryKey key, LockWait wait) {
         return session(key, wait, true);
     }
 
-    /** Tries an exclusive session lock; empty at once when another session holds it. */
+    /**
+     * Tries an exclusive session lock; empty at once when another session holds it.
+     *
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     */
     public Optional<SessionLock> tryLockSession(AdvisoryKey key) {
         return trySession(key, false);
     }
 
-    /** Tries a shared session lock; empty at once when another session holds it exclusively. */
+    /**
+     * Tries a shared session lock; empty at once when another session holds it exclusively.
+     *
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     */
     public Optional<SessionLock> tryLockSessionShared(AdvisoryKey key) {
         return trySession(key, true);
     }
@@ -103,6 +137,7 @@ public final class AdvisoryLocks {
     private SessionLock session(AdvisoryKey key, LockWait wait, boolean shared) {
         Objects.requireNonNull(key, "key");
         requireBlocking(wait);
+        requireSessions();
         String function = shared ? "pg_advisory_lock_shared" : "pg_advisory_lock";
         // In auto-commit mode the statement is its own transaction: set_config(..., true) bounds
         // the wait of the lock call that follows it in the same statement, then vanishes, while
@@ -129,6 +164,7 @@ public final class AdvisoryLocks {
 
     private Optional<SessionLock> trySession(AdvisoryKey key, boolean shared) {
         Objects.requireNonNull(key, "key");
+        requireSessions();
         Connection connection = open();
         try (PreparedStatement statement = connection.prepareStatement(
                 shared ? "SELECT pg_try_advisory_lock_shared(?, ?)" : "SELECT pg_try_advisory_lock(?, ?)")) {
@@ -147,6 +183,11 @@ public final class AdvisoryLocks {
             closeQuietly(connection, e);
             throw PgErrors.translate(new IllegalStateException("try lock " + key + " failed", e));
         }
+    }
+
+    private void requireSessions() {
+        poolingMode.requireSessionState("a session advisory lock",
+                "use the transaction-scoped lock(tx, ...) or tryLock(tx, ...) inside a transaction");
     }
 
     private Connection open() {

@@ -7,32 +7,27 @@ import dev.locksmith.DeadlockException;
 import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.PgErrors;
-import java.sql.SQLException;
+import dev.locksmith.Transactions;
+import dev.locksmith.internal.Durations;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jooq.DSLContext;
-import org.jooq.JSONB;
 import org.jooq.Record2;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.jooq.types.DayToSecond;
-import org.postgresql.util.PSQLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,24 +48,45 @@ import org.slf4j.LoggerFactory;
  * transaction involved (from the probe and from PostgreSQL's "Process N waits for ... blocked by
  * process M" detail) and the victim.
  *
- * <p>Audit rows are written on {@code auditDsl} in their own short transaction, because the
- * failed transaction is aborted. Writing them never turns a success into a failure and never
- * hides the original exception: an audit failure is logged and the caller gets exactly what the
- * statement produced.
+ * <p>A {@code NOWAIT} failure never waits, so no probe sees its holder; the audit then asks
+ * {@code pg_locks} which other session holds a lock on the relation named in the error that a
+ * row lock needs ({@code RowShareLock} or stronger), and records it as the holder when there is
+ * exactly one such session (otherwise the holder stays empty rather than guessed).
+ *
+ * <p><b>Connections.</b> {@link #guard} never uses {@code auditDsl} on the caller's thread, so it
+ * never asks for a second connection while the caller's transaction holds one: when both come
+ * from one exhausted pool, that would delay the caller's error by the pool's wait and lose the
+ * row. The probe runs on one background thread and the rows are written by another, each in its
+ * own auto-committed statement (the failed transaction is aborted), so the audit borrows at most
+ * two connections from {@code auditDsl} at a time, and it may share the application's pool.
+ * Rows wait in a buffer of {@link LockAuditConfig#bufferSize()} rows; when it is full, further
+ * rows are dropped and counted ({@link #droppedRows()}), never waited for. {@link #flush}
+ * waits until the rows queued so far are written. Writing them never turns a success into a
+ * failure and never hides the original exception: an audit failure is logged and the caller
+ * gets exactly what the statement produced.
+ *
+ * <p>Thread-safe; share one instance and {@linkplain #close() close} it at shutdown.
  */
 public final class LockAudit implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LockAudit.class);
-    private static final Pattern BLOCKED_BY = Pattern.compile("Process (\\d+) waits for .*? blocked by process (\\d+)");
+    private static final Duration CLOSE_GRACE = Duration.ofSeconds(10);
 
     private final DSLContext auditDsl;
     private final LockAuditConfig config;
     private final ScheduledExecutorService probes;
+    private final AuditWriter writer;
+    private volatile boolean closed;
 
-    /** An audit writing through {@code auditDsl} (a pool, not a caller's transaction). */
+    /**
+     * An audit probing and writing through {@code auditDsl}: a {@code DSLContext} on a pool or
+     * data source (it may be the application's own; see the class comment), not a caller's
+     * transaction. Starts its two daemon threads.
+     */
     public LockAudit(DSLContext auditDsl, LockAuditConfig config) {
         this.auditDsl = Objects.requireNonNull(auditDsl, "auditDsl");
         this.config = Objects.requireNonNull(config, "config");
+        this.writer = new AuditWriter(auditDsl, config.bufferSize());
         this.probes = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "locksmith-lock-audit");
             t.setDaemon(true);
@@ -104,8 +120,15 @@ public final class LockAudit implements AutoCloseable {
      * Runs {@code lockingStatement} in {@code tx} under {@code wait} (as {@link LockWait#run}),
      * auditing the wait on {@code resourceId} (for example {@code "accounts:42"}).
      *
+     * <p>Needs the caller's open transaction whatever the wait: in auto-commit mode the lock
+     * would end with the statement, a bound would not hold, and the tag that identifies the
+     * waiter would be gone before the statement ran. The audit row is queued, not written, before
+     * this returns or throws (see the class comment).
+     *
      * @return what the statement returned
      * @throws dev.locksmith.LocksmithException exactly what the statement threw, after auditing
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, or this audit is
+     *     closed; nothing is run then
      */
     public <T> T guard(DSLContext tx, String resourceId, LockWait wait, Supplier<T> lockingStatement) {
         Objects.requireNonNull(resourceId, "resourceId");
@@ -113,41 +136,67 @@ public final class LockAudit implements AutoCloseable {
             throw new IllegalArgumentException("resourceId must be 1 to 256 characters, was '" + resourceId + "'");
         }
         Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(lockingStatement, "lockingStatement");
+        requireNotClosed();
+        Transactions.requireOpen(tx, "LockAudit.guard");
         Tag waiter = tag(tx);
         AtomicReference<Map<Integer, Optional<UUID>>> blockers = new AtomicReference<>(Map.of());
         OffsetDateTime start = OffsetDateTime.now();
         long startNanos = System.nanoTime();
-        ScheduledFuture<?> probe = probes.scheduleWithFixedDelay(() -> probe(waiter.pid(), blockers),
-                config.probeDelay().toNanos(), config.probeInterval().toNanos(), TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> probe;
+        try {
+            probe = probes.scheduleWithFixedDelay(() -> probe(waiter.pid(), blockers),
+                    config.probeDelay().toNanos(), config.probeInterval().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closedMeanwhile) {
+            throw closedError();
+        }
         try {
             T result = wait.run(tx, lockingStatement);
             probe.cancel(false);
             Duration waited = Duration.ofNanos(System.nanoTime() - startNanos);
             if (config.slowWaitThreshold().filter(t -> waited.compareTo(t) >= 0).isPresent()) {
-                writeWait(waiter, firstHolder(blockers.get()), resourceId, start, waited, "acquired", null);
+                writer.wait(new AuditWriter.Wait(waiter, firstHolder(blockers.get()), resourceId, start, waited,
+                        "acquired", null));
             }
             return result;
         } catch (LockNotAvailableException e) {
             probe.cancel(false);
-            String outcome = wait.kind() == LockWait.Kind.NO_WAIT ? "nowait" : "timeout";
-            writeWait(waiter, firstHolder(blockers.get()), resourceId, start,
-                    Duration.ofNanos(System.nanoTime() - startNanos), outcome, e.getMessage());
+            AuditWriter.Wait row = new AuditWriter.Wait(waiter, firstHolder(blockers.get()), resourceId, start,
+                    Duration.ofNanos(System.nanoTime() - startNanos),
+                    wait.kind() == LockWait.Kind.NO_WAIT ? "nowait" : "timeout", e.getMessage());
+            if (wait.kind() == LockWait.Kind.NO_WAIT) {
+                writer.noWait(row, waiter.pid(), e.getMessage());
+            } else {
+                writer.wait(row);
+            }
             throw e;
         } catch (DeadlockException e) {
             probe.cancel(false);
-            writeDeadlock(waiter, blockers.get(), e);
+            writer.deadlock(waiter, blockers.get(), e);
             throw e;
         } finally {
             probe.cancel(false);
         }
     }
 
+    /**
+     * Waits until every audit row queued before this call has been written (or has failed and
+     * been logged), at most {@code timeout}.
+     *
+     * @return whether they all were; false on timeout or interruption (the flag is kept)
+     */
+    public boolean flush(Duration timeout) {
+        return writer.flush(Durations.nonNegative("timeout", timeout));
+    }
+
+    /** Audit rows dropped since construction because the buffer was full (or the audit closing). */
+    public long droppedRows() {
+        return writer.dropped();
+    }
+
     /** Deletes audit rows older than {@code age}, {@code batchSize} rows per statement. @return rows deleted */
     public int deleteOlderThan(Duration age, int batchSize) {
-        Objects.requireNonNull(age, "age");
-        if (age.isNegative()) {
-            throw new IllegalArgumentException("age must not be negative, was " + age);
-        }
+        Durations.nonNegative("age", age);
         if (batchSize < 1 || batchSize > 100_000) {
             throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
         }
@@ -169,17 +218,33 @@ public final class LockAudit implements AutoCloseable {
         return total;
     }
 
-    /** Stops the probe thread. */
+    /**
+     * Stops the probe thread, writes the rows still queued (for up to 10 seconds; any left then
+     * are dropped and counted) and stops the writer thread. Later {@link #guard} calls fail with
+     * {@link IllegalStateException}. Safe to call twice.
+     */
     @Override
     public void close() {
+        closed = true;
         probes.shutdownNow();
+        writer.close(CLOSE_GRACE);
+    }
+
+    private void requireNotClosed() {
+        if (closed) {
+            throw closedError();
+        }
+    }
+
+    private static IllegalStateException closedError() {
+        return new IllegalStateException("this LockAudit is closed; guard needs an open one");
     }
 
     // ------------------------------------------------------------------ internals
 
     private void probe(int waiterPid, AtomicReference<Map<Integer, Optional<UUID>>> blockers) {
         try {
-            Map<Integer, Optional<UUID>> seen = new java.util.LinkedHashMap<>();
+            Map<Integer, Optional<UUID>> seen = new LinkedHashMap<>();
             auditDsl.resultQuery("SELECT pid, application_name FROM pg_stat_activity WHERE pid = ANY(pg_blocking_pids(?))",
                     waiterPid).fetch().forEach(r -> seen.put(r.get(0, Integer.class), TxnTag.parse(r.get(1, String.class))));
             if (!seen.isEmpty()) {
@@ -192,65 +257,5 @@ public final class LockAudit implements AutoCloseable {
 
     private static UUID firstHolder(Map<Integer, Optional<UUID>> blockers) {
         return blockers.values().stream().flatMap(Optional::stream).findFirst().orElse(null);
-    }
-
-    private void writeWait(Tag waiter, UUID holder, String resourceId, OffsetDateTime start, Duration waited,
-            String outcome, String detail) {
-        try {
-            auditDsl.insertInto(LOCK_WAIT_EVENT)
-                    .set(LOCK_WAIT_EVENT.WAITER_TXN_ID, waiter.txnId())
-                    .set(LOCK_WAIT_EVENT.HOLDER_TXN_ID, holder)
-                    .set(LOCK_WAIT_EVENT.RESOURCE_ID, resourceId)
-                    .set(LOCK_WAIT_EVENT.WAIT_START, start)
-                    .set(LOCK_WAIT_EVENT.WAIT_END, start.plus(waited))
-                    .set(LOCK_WAIT_EVENT.OUTCOME, outcome)
-                    .set(LOCK_WAIT_EVENT.DETAIL, detail)
-                    .execute();
-        } catch (RuntimeException e) {
-            LOG.warn("locksmith: could not record lock wait on {}: {}", resourceId, e.toString());
-        }
-    }
-
-    private void writeDeadlock(Tag victim, Map<Integer, Optional<UUID>> blockers, DeadlockException e) {
-        try {
-            Set<UUID> txns = new LinkedHashSet<>();
-            txns.add(victim.txnId());
-            blockers.values().forEach(id -> id.ifPresent(txns::add));
-            String detail = detailOf(e);
-            Set<Integer> pids = new LinkedHashSet<>();
-            Matcher m = BLOCKED_BY.matcher(detail == null ? "" : detail);
-            while (m.find()) {
-                pids.add(Integer.parseInt(m.group(1)));
-                pids.add(Integer.parseInt(m.group(2)));
-            }
-            pids.remove(victim.pid());
-            pids.removeAll(blockers.keySet());
-            if (!pids.isEmpty()) {
-                auditDsl.resultQuery("SELECT application_name FROM pg_stat_activity WHERE pid = ANY(?)",
-                        (Object) pids.toArray(Integer[]::new)).fetch()
-                        .forEach(r -> TxnTag.parse(r.get(0, String.class)).ifPresent(txns::add));
-            }
-            List<String> ids = new ArrayList<>();
-            txns.forEach(id -> ids.add('"' + id.toString() + '"'));
-            auditDsl.insertInto(DEADLOCK_EVENT)
-                    .set(DEADLOCK_EVENT.TXN_IDS, JSONB.valueOf("[" + String.join(",", ids) + "]"))
-                    .set(DEADLOCK_EVENT.VICTIM_TXN_ID, victim.txnId())
-                    .set(DEADLOCK_EVENT.DETAIL, detail)
-                    .execute();
-        } catch (RuntimeException failure) {
-            LOG.warn("locksmith: could not record deadlock: {}", failure.toString());
-        }
-    }
-
-    private static String detailOf(DeadlockException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof PSQLException psql && psql.getServerErrorMessage() != null) {
-                return psql.getServerErrorMessage().getDetail();
-            }
-            if (t instanceof SQLException sql && sql.getNextException() != null) {
-                t = sql.getNextException();
-            }
-        }
-        return e.getMessage();
     }
 }

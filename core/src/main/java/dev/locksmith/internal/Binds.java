@@ -5,8 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
-import java.util.Objects;
 
 /**
  * The values of one execution of a {@link RenderedQuery}, set by parameter name. Each setter
@@ -74,10 +74,13 @@ public final class Binds {
     /**
      * An {@code interval}, sent as whole microseconds (PostgreSQL's resolution; finer parts are
      * dropped) in PostgreSQL's interval input syntax, for a placeholder jOOQ rendered as
-     * {@code cast(? as interval ...)}.
+     * {@code cast(? as interval ...)}. The public calls validate their durations first; this
+     * check is the backstop that keeps an oversized one from overflowing here.
+     *
+     * @throws IllegalArgumentException when {@code value} exceeds {@link Durations#MAX}
      */
     public Binds setInterval(String name, Duration value) {
-        Objects.requireNonNull(value, name);
+        Durations.atMost(name, value);
         String micros = Math.multiplyExact(value.getSeconds(), 1_000_000L) + value.getNano() / 1000 + " microseconds";
         return put(name, (s, i) -> s.setString(i, micros));
     }
@@ -91,6 +94,12 @@ public final class Binds {
     public Binds setLongs(String name, Collection<Long> values) {
         Object[] array = values.toArray();
         return put(name, (s, i) -> s.setArray(i, s.getConnection().createArrayOf("int8", array)));
+    }
+
+    /** A {@code double precision[]}. */
+    public Binds setDoubles(String name, double[] values) {
+        Object[] array = Arrays.stream(values).boxed().toArray();
+        return put(name, (s, i) -> s.setArray(i, s.getConnection().createArrayOf("float8", array)));
     }
 
     /** An {@code integer[]}. */

@@ -6,6 +6,7 @@ import dev.locksmith.PgErrors;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.SchemaMapping;
 import java.time.Duration;
@@ -398,10 +399,7 @@ public final class JobQueue {
      * @return how many rows were deleted
      */
     public int deleteFinishedOlderThan(Duration age, int batchSize) {
-        Duration minAge = Objects.requireNonNull(age, "age");
-        if (minAge.isNegative()) {
-            throw new IllegalArgumentException("age must not be negative, was " + age);
-        }
+        Duration minAge = Durations.nonNegative("age", age);
         if (batchSize < 1 || batchSize > 100_000) {
             throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
         }
@@ -480,11 +478,7 @@ public final class JobQueue {
     }
 
     static Duration requirePositive(String what, Duration value) {
-        Objects.requireNonNull(value, what);
-        if (value.isNegative() || value.isZero()) {
-            throw new IllegalArgumentException(what + " must be positive, was " + value);
-        }
-        return value;
+        return Durations.positive(what, value);
     }
 
     /** A worker's thread count: 1 to 1,000. */

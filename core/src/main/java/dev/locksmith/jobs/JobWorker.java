@@ -1,5 +1,6 @@
 package dev.locksmith.jobs;
 
+import dev.locksmith.PoolingMode;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
  *   <li>When the queue is empty it waits for a {@code NOTIFY locksmith_jobs} (sent by
  *       {@link JobQueue#enqueueAll} on commit) on a dedicated LISTEN connection, and polls every
  *       {@code pollInterval} regardless. Behind PgBouncer in transaction pooling mode LISTEN does
- *       not work (notifications go to whichever session the pooler picked); set
+ *       not work (notifications go to whichever session the pooler picked); declare
+ *       {@code poolingMode(PoolingMode.TRANSACTION)}, which refuses LISTEN, set
  *       {@code listen(false)} and rely on polling, or give the worker a direct connection.</li>
  *   <li>Each job runs in a transaction that also completes it ({@link JobHandler}); a handler
  *       exception fails the job with backoff. Leases of running jobs are extended every third of
@@ -369,6 +371,7 @@ public final class JobWorker implements AutoCloseable {
         private String workerId = defaultWorkerId();
         private boolean listen = true;
         private String schema = dev.locksmith.TableSchema.DEFAULT;
+        private PoolingMode poolingMode = PoolingMode.SESSION;
         private Set<Integer> shards = Set.of();
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
         private WorkerListener listener = new WorkerListener() { };
@@ -423,6 +426,16 @@ public final class JobWorker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How the data source's connections reach the server; default {@link PoolingMode#SESSION}.
+         * With {@link PoolingMode#TRANSACTION} (PgBouncer transaction pooling) LISTEN cannot
+         * work, and {@link #build()} refuses unless {@code listen(false)} was set.
+         */
+        public Builder poolingMode(PoolingMode poolingMode) {
+            this.poolingMode = Objects.requireNonNull(poolingMode, "poolingMode");
+            return this;
+        }
+
         /** Claim only from these shards; default all. */
         public Builder shards(Set<Integer> shards) {
             this.shards = Set.copyOf(Objects.requireNonNull(shards, "shards"));
@@ -451,8 +464,16 @@ public final class JobWorker implements AutoCloseable {
             return this;
         }
 
-        /** The worker, not yet started. */
+        /**
+         * The worker, not yet started.
+         *
+         * @throws IllegalStateException for LISTEN wake-ups with {@link PoolingMode#TRANSACTION}
+         */
         public JobWorker build() {
+            if (listen) {
+                poolingMode.requireSessionState("LISTEN wake-up", "set listen(false) and rely on polling, "
+                        + "or give the worker a data source that connects to the server directly");
+            }
             new Claim(queue, Math.min(threads, Claim.MAX_LIMIT), shards);
             return new JobWorker(this);
         }

@@ -8,6 +8,7 @@ import dev.locksmith.PgErrors;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
 import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.Durations;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Collection;
@@ -53,9 +54,9 @@ public final class ChannelAccountPool {
     private final Transactions.Sleeper sleeper;
     private final PoolStatements statements;
 
-    /** A pool on {@code dsl} with the constant-cost {@link AcquireStrategy#RANDOM_START}. */
+    /** A pool on {@code dsl} with the constant-cost, evenly spreading {@link AcquireStrategy#RANDOM_PROBES}. */
     public ChannelAccountPool(DSLContext dsl) {
-        this(dsl, AcquireStrategy.RANDOM_START);
+        this(dsl, AcquireStrategy.RANDOM_PROBES);
     }
 
     /** A pool on {@code dsl} choosing accounts with {@code strategy}. */
@@ -66,7 +67,8 @@ public final class ChannelAccountPool {
 
     /**
      * Full control, for tests: {@code random} supplies the uniform [0, 1) values of
-     * {@link AcquireStrategy#RANDOM_START} (a seeded source makes choices repeatable), and
+     * {@link AcquireStrategy#RANDOM_PROBES} and {@link AcquireStrategy#RANDOM_START} (a seeded
+     * source makes the probes repeatable), and
      * {@code sleeper} pauses between attempts of a bounded-wait acquire.
      */
     public ChannelAccountPool(DSLContext dsl, AcquireStrategy strategy, DoubleSupplier random,
@@ -144,6 +146,7 @@ public final class ChannelAccountPool {
      * Leases an idle account (never leased, released, or with an expired lease) to
      * {@code owner} for {@code lease}, in one auto-committed statement.
      *
+     * @param lease how long; positive, at most {@link Durations#MAX} (100 years)
      * @param owner who holds it, 1 to 128 characters; use something unique per acquisition
      *     (a request id), because release checks it
      * @return the leased account, or empty at once when none is idle
@@ -154,7 +157,14 @@ public final class ChannelAccountPool {
         Binds binds = statements.acquire.binds()
                 .set(PoolStatements.OWNER, holder)
                 .setInterval(PoolStatements.LEASE, lease);
-        if (strategy == AcquireStrategy.RANDOM_START) {
+        if (strategy == AcquireStrategy.RANDOM_PROBES) {
+            double[] probes = new double[PoolStatements.PROBE_COUNT];
+            for (int i = 0; i < probes.length; i++) {
+                probes[i] = random.getAsDouble();
+            }
+            binds.setDoubles(PoolStatements.PROBES, probes);
+        }
+        if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
             binds.set(PoolStatements.START, random.getAsDouble());
         }
         return statements.acquire.fetchOptional(dsl, binds, PoolStatements::account);
@@ -168,10 +178,7 @@ public final class ChannelAccountPool {
      * @return the leased account, or empty once {@code maxWait} has passed without one
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner, Duration maxWait) {
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
-        }
+        Durations.nonNegative("maxWait", maxWait);
         long deadline = System.nanoTime() + maxWait.toNanos();
         for (int attempt = 1; ; attempt++) {
             Optional<ChannelAccount> account = acquire(lease, owner);
@@ -212,10 +219,15 @@ public final class ChannelAccountPool {
     }
 
     /**
-     * Extends {@code owner}'s unexpired lease to {@code now() + lease}, in the caller's
-     * transaction (or auto-committed).
+     * Extends {@code owner}'s unexpired lease to {@code clock_timestamp() + lease}, in the
+     * caller's transaction (or auto-committed). Never shortens it: when the lease already runs
+     * longer, its expiry stays as it is ({@code greatest(locked_until, clock_timestamp() + lease)}).
+     * The clock is read when the statement runs, not when the caller's transaction began
+     * ({@code now()}), so an extension late in a long transaction is measured from the moment it
+     * is made. Locks the row until the caller's transaction ends.
      *
-     * @return the new expiry
+     * @param lease at least this much from now; positive, at most {@link Durations#MAX}
+     * @return the expiry now in force (the later of the old and the asked-for one)
      * @throws LeaseNotHeldException when {@code owner} does not hold an unexpired lease
      * @throws ChannelAccountNotFoundException for an unknown key
      */
@@ -265,10 +277,7 @@ public final class ChannelAccountPool {
     }
 
     private static void requireLease(Duration lease) {
-        Objects.requireNonNull(lease, "lease");
-        if (lease.isNegative() || lease.isZero()) {
-            throw new IllegalArgumentException("lease must be positive, was " + lease);
-        }
+        Durations.positive("lease", lease);
     }
 
     private static String validKey(String publicKey) {

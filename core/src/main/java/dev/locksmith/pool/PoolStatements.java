@@ -25,6 +25,10 @@ final class PoolStatements {
     static final String OWNER = "owner";
     static final String LEASE = "lease";
     static final String START = "start";
+    static final String PROBES = "probes";
+
+    /** Random slots {@link AcquireStrategy#RANDOM_PROBES} looks at before it falls back to a scan. */
+    static final int PROBE_COUNT = 8;
     static final String KEY = "public_key";
 
     final RenderedQuery acquire;
@@ -34,7 +38,11 @@ final class PoolStatements {
     PoolStatements(DSLContext dsl, AcquireStrategy strategy) {
         Param<String> owner = DSL.param(OWNER, SQLDataType.VARCHAR);
         Field<OffsetDateTime> leaseEnd = DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
-        Select<Record1<String>> pick = strategy == AcquireStrategy.RANDOM_START ? randomStart() : orderByRandom();
+        Select<Record1<String>> pick = switch (strategy) {
+            case RANDOM_PROBES -> randomProbes();
+            case RANDOM_START -> DSL.selectFrom(randomStartBranches().asTable("candidates")).limit(DSL.inline(1));
+            case ORDER_BY_RANDOM -> orderByRandom();
+        };
         acquire = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
                 .set(CHANNEL_ACCOUNTS.LOCKED_BY, owner)
                 .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
@@ -49,35 +57,66 @@ final class PoolStatements {
                 .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(heldBy(owner)));
+        // clock_timestamp(), not now(): in a caller's long transaction now() is when it began, and
+        // greatest(): an extension never shortens the lease already held.
         extend = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
+                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.greatest(CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                        clockTimestamp().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND))))
                 .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(heldBy(owner))
                 .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
     }
 
     /**
-     * The constant-cost pick: idle slots from a random start, then idle slots before it, then
+     * The spreading pick: {@link #PROBE_COUNT} uniformly random slots (from {@code :probes}, uniform
+     * values in [0, 1), each mapped to {@code min(slot) + floor(u * (max(slot) - min(slot) + 1))}),
+     * looked up by the slot index; of those that are acquirable and not locked, the one least
+     * recently leased or released ({@code updated_at}), ties in probe order. Choosing the less
+     * used of several random candidates spreads acquisitions more evenly than one random choice
+     * ("power of d choices"), and a slot that no account holds (a gap left by removals) is a miss,
+     * not a shortcut to its neighbour. Only when every probe misses does it fall back to the
+     * {@link #randomStartBranches() scan from a random start}.
+     */
+    private static Select<Record1<String>> randomProbes() {
+        Table<?> probes = DSL.unnest(DSL.param(PROBES, SQLDataType.DOUBLE.array())).withOrdinality()
+                .as("probes", "u", "ord");
+        Field<Double> u = probes.field("u", Double.class);
+        Field<Long> slot = slotAt(u);
+        Table<Record1<String>> probed = DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(probes)
+                .join(CHANNEL_ACCOUNTS).on(CHANNEL_ACCOUNTS.SLOT.eq(slot))
+                .where(ChannelAccountPool.acquirable())
+                .orderBy(CHANNEL_ACCOUNTS.UPDATED_AT, probes.field("ord"))
+                .limit(DSL.inline(1)).forUpdate().of(CHANNEL_ACCOUNTS).skipLocked().asTable("probed");
+        Table<Record1<String>> candidates = DSL.selectFrom(probed).unionAll(randomStartBranches()).asTable("candidates");
+        return DSL.selectFrom(candidates).limit(DSL.inline(1));
+    }
+
+    /**
+     * The scan from a random start: idle slots from {@code :start}, then idle slots before it, then
      * the oldest expired lease; each branch is an index scan with LIMIT 1 and SKIP LOCKED, and
      * the outer LIMIT 1 stops at the first branch that yields a row. The start is
      * {@code min(slot) + floor(:start * (max(slot) - min(slot) + 1))} for a uniform
-     * {@code :start} in [0, 1), two index probes.
+     * {@code :start} in [0, 1), two index probes. Constant cost, but the account right after a
+     * run of leased or missing slots is proportionally more likely.
      */
-    private static Select<Record1<String>> randomStart() {
+    private static Select<Record1<String>> randomStartBranches() {
         var slot = CHANNEL_ACCOUNTS.SLOT;
-        Field<Long> lo = DSL.select(DSL.min(slot)).from(CHANNEL_ACCOUNTS).asField();
-        Field<Long> hi = DSL.select(DSL.max(slot)).from(CHANNEL_ACCOUNTS).asField();
-        Field<Long> start = lo.plus(DSL.floor(DSL.param(START, SQLDataType.DOUBLE)
-                .times(hi.minus(lo).plus(DSL.inline(1L)))).cast(Long.class));
+        Field<Long> start = slotAt(DSL.param(START, SQLDataType.DOUBLE));
         Table<Record1<String>> after = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)), slot, "after");
         Table<Record1<String>> before = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)), slot, "before");
         Table<Record1<String>> expired = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()),
                 CHANNEL_ACCOUNTS.LOCKED_UNTIL, "expired");
-        Table<Record1<String>> candidates = DSL.selectFrom(after)
+        return DSL.selectFrom(after)
                 .unionAll(DSL.selectFrom(before))
-                .unionAll(DSL.selectFrom(expired))
-                .asTable("candidates");
-        return DSL.selectFrom(candidates).limit(DSL.inline(1));
+                .unionAll(DSL.selectFrom(expired));
+    }
+
+    /** The slot a uniform {@code u} in [0, 1) falls on: {@code min + floor(u * (max - min + 1))}. */
+    private static Field<Long> slotAt(Field<Double> u) {
+        var slot = CHANNEL_ACCOUNTS.SLOT;
+        Field<Long> lo = DSL.select(DSL.min(slot)).from(CHANNEL_ACCOUNTS).asField();
+        Field<Long> hi = DSL.select(DSL.max(slot)).from(CHANNEL_ACCOUNTS).asField();
+        return lo.plus(DSL.floor(u.times(hi.minus(lo).plus(DSL.inline(1L)))).cast(Long.class));
     }
 
     /** One row matching {@code where}, first by {@code order}, locked with SKIP LOCKED, as a derived table. */
@@ -102,7 +141,11 @@ final class PoolStatements {
     private static Condition heldBy(Param<String> owner) {
         return CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(DSL.param(KEY, SQLDataType.VARCHAR))
                 .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
-                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE)));
+                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(clockTimestamp()));
+    }
+
+    private static Field<OffsetDateTime> clockTimestamp() {
+        return DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
     }
 
     /** Maps a row returned by {@link #acquire}. */

@@ -6,6 +6,7 @@ import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.DeadlockException;
 import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
@@ -18,6 +19,7 @@ import dev.locksmith.codegen.tables.records.LockWaitEventRecord;
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.it.HeldTransaction;
+import dev.locksmith.it.TestPostgres;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
@@ -25,8 +27,10 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -73,6 +77,7 @@ class LockAuditTest extends DatabaseTest {
             holder.commit();
         }
 
+        assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
         List<LockWaitEventRecord> events = dsl.selectFrom(LOCK_WAIT_EVENT).fetch();
         assertThat(events).hasSize(1);
         LockWaitEventRecord event = events.get(0);
@@ -85,12 +90,116 @@ class LockAuditTest extends DatabaseTest {
     }
 
     @Test
+    void aNoWaitFailureRecordsTheHolderThatPgLocksNames() throws Exception {
+        AtomicReference<UUID> holderId = new AtomicReference<>();
+        AtomicReference<UUID> waiterId = new AtomicReference<>();
+        LockWait noWait = LockWait.noWait();
+        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
+            holderId.set(audit.tag(tx).txnId());
+            lockRow(tx, a, LockWait.forever());
+        })) {
+            assertThatThrownBy(() -> dsl.transaction(c -> {
+                waiterId.set(audit.tag(c.dsl()).txnId());
+                audit.guard(c.dsl(), "accounts:" + a, noWait, () -> lockRow(c.dsl(), a, noWait));
+            })).isInstanceOf(LockNotAvailableException.class);
+            assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
+            holder.commit();
+        }
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement().satisfies(event -> {
+            assertThat(event.getOutcome()).isEqualTo("nowait");
+            assertThat(event.getWaiterTxnId()).isEqualTo(waiterId.get());
+            assertThat(event.getHolderTxnId()).isEqualTo(holderId.get());
+        });
+    }
+
+    @Test
+    void aNoWaitFailureLeavesTheHolderEmptyWhenTwoSessionsCouldHoldTheRow() throws Exception {
+        LockWait noWait = LockWait.noWait();
+        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
+            audit.tag(tx);
+            lockRow(tx, a, LockWait.forever());
+        }); HeldTransaction bystander = HeldTransaction.start(dsl, tx -> {
+            audit.tag(tx);
+            lockRow(tx, b, LockWait.forever());
+        })) {
+            assertThatThrownBy(() -> dsl.transaction(c ->
+                    audit.guard(c.dsl(), "accounts:" + a, noWait, () -> lockRow(c.dsl(), a, noWait))))
+                    .isInstanceOf(LockNotAvailableException.class);
+            assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
+            bystander.commit();
+            holder.commit();
+        }
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement()
+                .satisfies(event -> assertThat(event.getHolderTxnId()).isNull());
+    }
+
+    @Test
+    void guardAfterCloseIsAClearIllegalStateAndRunsNothing() {
+        LockAudit closed = new LockAudit(dsl, LockAuditConfig.defaults());
+        closed.close();
+        closed.close();
+        AtomicBoolean ran = new AtomicBoolean();
+        assertThatThrownBy(() -> dsl.transaction(c -> closed.guard(c.dsl(), "accounts:" + a, LockWait.forever(),
+                () -> ran.getAndSet(true))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(ran).isFalse();
+    }
+
+    @Test
+    void sharingAOneConnectionPoolWithTheApplicationNeitherDelaysTheCallerNorLosesTheRow() throws Exception {
+        LockWait bounded = LockWait.upTo(Duration.ofMillis(100));
+        // one connection for both: the caller's transaction holds it while the audit has a row to write
+        try (HikariDataSource shared = TestPostgres.pool(database, 1)) {
+            DSLContext app = DSL.using(shared, SQLDialect.POSTGRES);
+            LockAudit sharing = new LockAudit(app, LockAuditConfig.defaults());
+            try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a, LockWait.forever()))) {
+                assertThatThrownBy(() -> app.transaction(c ->
+                        sharing.guard(c.dsl(), "accounts:" + a, bounded, () -> lockRow(c.dsl(), a, bounded))))
+                        .isInstanceOf(LockNotAvailableException.class);
+                assertThat(sharing.flush(Duration.ofSeconds(30))).isTrue();
+                holder.commit();
+            } finally {
+                sharing.close();
+            }
+            assertThat(sharing.droppedRows()).isZero();
+        }
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement()
+                .satisfies(event -> assertThat(event.getOutcome()).isEqualTo("timeout"));
+    }
+
+    @Test
+    void aFullBufferDropsAndCountsRowsInsteadOfWaiting() throws Exception {
+        try (HikariDataSource shared = TestPostgres.pool(database, 1)) {
+            DSLContext app = DSL.using(shared, SQLDialect.POSTGRES);
+            // every guarded statement is "slow" here, so each one queues a row
+            LockAudit tiny = new LockAudit(app, LockAuditConfig.defaults().withSlowWaitThreshold(Duration.ofNanos(1))
+                    .withBufferSize(1));
+            try {
+                app.transaction(c -> {
+                    // the writer blocks on the pool's only connection, held here: one row in its
+                    // hands, one in the buffer, the third dropped
+                    for (int i = 0; i < 3; i++) {
+                        tiny.guard(c.dsl(), "accounts:" + a, LockWait.forever(), () -> lockRow(c.dsl(), a, LockWait.forever()));
+                    }
+                    assertThat(tiny.droppedRows()).isEqualTo(1);
+                });
+                assertThat(tiny.flush(Duration.ofSeconds(30))).isTrue();
+            } finally {
+                tiny.close();
+            }
+            assertThat(tiny.droppedRows()).isEqualTo(1);
+        }
+        assertThat(dsl.fetchCount(LOCK_WAIT_EVENT)).isEqualTo(2);
+    }
+
+    @Test
     void successfulWaitsAreRecordedOnlyAboveTheThresholdAndTheTagDoesNotOutliveTheTransaction() throws Exception {
         LockAudit slow = new LockAudit(dsl, LockAuditConfig.defaults().withSlowWaitThreshold(Duration.ofMillis(100))
                 .withProbe(Duration.ofMillis(20), Duration.ofMillis(20)));
         try {
             dsl.transaction(c -> slow.guard(c.dsl(), "accounts:" + a, LockWait.forever(),
                     () -> lockRow(c.dsl(), a, LockWait.forever())));
+            assertThat(slow.flush(Duration.ofSeconds(30))).isTrue();
             assertThat(dsl.fetchCount(LOCK_WAIT_EVENT)).isZero();
 
             HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a, LockWait.forever()));
@@ -101,6 +210,7 @@ class LockAuditTest extends DatabaseTest {
             dsl.execute("SELECT pg_sleep(0.15)");
             holder.commit();
             waiter.get(30, TimeUnit.SECONDS);
+            assertThat(slow.flush(Duration.ofSeconds(30))).isTrue();
         } finally {
             slow.close();
         }
@@ -135,6 +245,7 @@ class LockAuditTest extends DatabaseTest {
             }
         });
 
+        assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
         Outcome victim = outcomes.stream().filter(o -> o.failure() != null).findFirst().orElseThrow();
         assertThat(victim.failure()).isInstanceOf(DeadlockException.class);
         assertThat(outcomes.stream().filter(o -> o.failure() == null)).hasSize(1);

@@ -12,6 +12,7 @@ import dev.locksmith.pool.ChannelAccountPool;
 import dev.locksmith.pool.LeaseNotHeldException;
 import dev.locksmith.pool.PoolStats;
 import java.time.Duration;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -67,6 +68,44 @@ class ChannelAccountPoolTest extends DatabaseTest {
                 .hasMessageContaining("idle");
         assertThatThrownBy(() -> pool.extend(dsl, "G1", "me", Duration.ZERO)).hasMessageContaining("lease");
         assertThat(pool.stats()).isEqualTo(new PoolStats(1, 1, 0, 0));
+    }
+
+    @Test
+    void oversizedDurationsAreRefusedNamingTheParameterAndTheBound() {
+        ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
+        pool.register(dsl, List.of("G1"));
+        for (Duration huge : List.of(Duration.ofDays(365L * 1_000_000), Duration.ofSeconds(Long.MAX_VALUE),
+                Duration.ofDays(36_526))) {
+            assertThatThrownBy(() -> pool.acquire(huge, "me")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lease must be at most 36525 days");
+            assertThatThrownBy(() -> pool.acquire(MINUTE, "me", huge)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("maxWait must be at most 36525 days");
+            assertThatThrownBy(() -> pool.extend(dsl, "G1", "me", huge)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lease must be at most 36525 days");
+        }
+        assertThat(pool.stats()).isEqualTo(new PoolStats(1, 1, 0, 0));
+        // the bound itself is accepted, and fits PostgreSQL's timestamps
+        ChannelAccount held = pool.acquire(Duration.ofDays(36_525), "me").orElseThrow();
+        assertThat(held.lockedUntil()).isAfter(held.lockedAt().plusYears(99));
+    }
+
+    @Test
+    void extendLateInALongTransactionNeverShortensTheLease() {
+        ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
+        pool.register(dsl, List.of("G1"));
+        ChannelAccount held = pool.acquire(Duration.ofSeconds(10), "me").orElseThrow();
+        dsl.transaction(c -> {
+            // now() stays at the start of this transaction; the extension is made 0.3 s later
+            c.dsl().execute("SELECT pg_sleep(0.3)");
+            OffsetDateTime shortOne = pool.extend(c.dsl(), "G1", "me", Duration.ofSeconds(1));
+            assertThat(shortOne).isEqualTo(held.lockedUntil());
+            OffsetDateTime before = c.dsl().select(org.jooq.impl.DSL.field("clock_timestamp()", OffsetDateTime.class))
+                    .fetchSingle().value1();
+            OffsetDateTime longer = pool.extend(c.dsl(), "G1", "me", MINUTE);
+            assertThat(longer).isAfterOrEqualTo(before.plus(MINUTE));
+        });
+        assertThat(pool.find(dsl, "G1").orElseThrow().lockedUntil()).isAfterOrEqualTo(held.lockedUntil().plusSeconds(50));
+        assertThat(pool.acquire(MINUTE, "someone-else")).isEmpty();
     }
 
     @Test
