@@ -6,7 +6,10 @@ import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.provisioning.ServerSettings;
 import dev.locksmith.schema.AppliedChangeSet;
+import dev.locksmith.TableSchema;
 import dev.locksmith.schema.LocksmithSchema;
+import dev.locksmith.schema.SchemaModule;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,12 +30,16 @@ public final class BenchSession implements AutoCloseable {
     private final HikariDataSource pool;
     private final DSLContext dsl;
 
-    /** Obtains the server, creates and migrates a scratch database, and opens a pool of {@code poolSize}. */
-    public BenchSession(ServerSettings settings, int poolSize) {
+    /**
+     * Obtains the server, creates a scratch database, migrates it into {@code schema}, and opens a
+     * pool of {@code poolSize} whose sessions find the tables by {@code search_path} (the raw JDBC
+     * baselines write table names unqualified) and whose {@code DSLContext} maps the schema.
+     */
+    public BenchSession(ServerSettings settings, int poolSize, String schema) {
         this.server = PostgresServer.start(settings);
         try {
             this.database = server.scratch("locksmith_bench").create("bench");
-            this.applied = LocksmithSchema.migrate(database.dataSource());
+            this.applied = LocksmithSchema.migrate(database.dataSource(), schema, EnumSet.allOf(SchemaModule.class));
             HikariConfig config = new HikariConfig();
             config.setJdbcUrl(database.jdbcUrl());
             config.setUsername(database.user());
@@ -40,10 +47,12 @@ public final class BenchSession implements AutoCloseable {
             config.setMaximumPoolSize(poolSize);
             config.setMinimumIdle(0);
             config.setPoolName("locksmith-bench");
+            config.addDataSourceProperty("currentSchema", schema);
             this.pool = new HikariDataSource(config);
             // Execute logging off, as a production DSLContext would have it: jOOQ's LoggerListener
             // otherwise runs on every statement, even when nothing is logged.
-            this.dsl = DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false));
+            this.dsl = TableSchema.using(DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)),
+                    schema);
         } catch (RuntimeException e) {
             server.close();
             throw e;
@@ -53,6 +62,11 @@ public final class BenchSession implements AutoCloseable {
     /** The server. */
     public PostgresServer server() {
         return server;
+    }
+
+    /** The {@code DSLContext} the library side of every workload uses (schema mapped). */
+    public DSLContext dsl() {
+        return dsl;
     }
 
     /** The scratch database. */

@@ -1,5 +1,6 @@
 package dev.locksmith.bench;
 
+import dev.locksmith.TableSchema;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -135,7 +136,7 @@ final class DrainWorkload implements Workload {
                     record(job.id());
                 }
             }).threads(workers).batchSize(batch).listen(false).pollInterval(java.time.Duration.ofMillis(5))
-                    .isolateEachJob(isolate).build().start()) {
+                    .isolateEachJob(isolate).schema(TableSchema.mappedSchema(dsl.settings())).build().start()) {
                 long deadline = start + TimeUnit.MINUTES.toNanos(10);
                 while (worker.processed() < JOBS && System.nanoTime() < deadline) {
                     Thread.sleep(1);

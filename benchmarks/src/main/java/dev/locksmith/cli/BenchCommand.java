@@ -68,7 +68,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         int maxWorkers = Math.max(64, workers.stream().mapToInt(Integer::intValue).max().orElse(0));
-        try (BenchSession session = new BenchSession(connection.settings(), maxWorkers + 8)) {
+        try (BenchSession session = new BenchSession(connection.settings(), maxWorkers + 8, connection.schema)) {
             Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
             List<String> chosen = workloads.isEmpty() ? List.copyOf(all.keySet()) : workloads;
             all.putAll(session.onRequest());

@@ -16,6 +16,10 @@ final class ConnectionOptions {
     @Option(names = "--password", description = "password (else LOCKSMITH_JDBC_PASSWORD)", interactive = false)
     String password;
 
+    @Option(names = "--schema", defaultValue = "locksmith",
+            description = "the schema locksmith's tables live in (default ${DEFAULT-VALUE})")
+    String schema;
+
     /**
      * A data source for the explicit server, for commands that work on an existing database.
      *

@@ -32,7 +32,7 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintStream out = System.out;
         BenchOptions options = new BenchOptions(Duration.ofMillis(300), Duration.ofSeconds(1), 1, List.of(), true);
-        try (BenchSession session = new BenchSession(connection.settings(), 24)) {
+        try (BenchSession session = new BenchSession(connection.settings(), 24, connection.schema)) {
             out.printf("server:   %s via %s%n", session.server().version(), session.server().source().description());
             out.printf("database: %s (scratch, dropped at exit)%n", session.database().name());
             out.printf("schema:   %d change sets applied:", session.applied().size());

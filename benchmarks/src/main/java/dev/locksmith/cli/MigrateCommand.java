@@ -2,11 +2,16 @@ package dev.locksmith.cli;
 
 import dev.locksmith.schema.AppliedChangeSet;
 import dev.locksmith.schema.LocksmithSchema;
+import dev.locksmith.schema.SchemaModule;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
@@ -21,14 +26,20 @@ final class MigrateCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
+    @Option(names = "--modules", split = ",", description = "modules to apply: queue, pool, accounts, audit "
+            + "(default: all)")
+    private List<SchemaModule> modules = new ArrayList<>();
+
     @Override
     public Integer call() {
         PGSimpleDataSource ds = connection.explicitDataSource(spec.commandLine(), "migrate");
         // The database as the user named it, without URL parameters (they may carry a password).
         String url = connection.settings().jdbcUrl().orElseThrow().replaceFirst("\\?.*$", "");
-        List<AppliedChangeSet> applied = LocksmithSchema.migrate(ds);
-        System.out.printf("applied %d change sets to %s%n", applied.size(), url);
-        applied.forEach(c -> System.out.printf("  %-24s %s%n", c.id(), c.file()));
+        Set<SchemaModule> chosen = modules.isEmpty() ? EnumSet.allOf(SchemaModule.class) : EnumSet.copyOf(modules);
+        List<AppliedChangeSet> applied = LocksmithSchema.migrate(ds, connection.schema, chosen);
+        System.out.printf("applied %d change sets to %s (schema %s, modules %s)%n", applied.size(), url,
+                connection.schema, chosen.toString().toLowerCase(java.util.Locale.ROOT));
+        applied.forEach(c -> System.out.printf("  %-40s %s%n", c.id(), c.file()));
         return 0;
     }
 }

@@ -17,12 +17,18 @@ import org.junit.jupiter.api.Test;
  */
 class WorkloadsSmokeTest {
 
+    /**
+     * In a schema other than the default, so that every repository and worker the workloads use
+     * proves it renders the mapped schema (the raw baselines find it by search_path).
+     */
     @Test
     void everyWorkloadRunsAndFindsNoViolation() throws Exception {
         BenchOptions options = new BenchOptions(Duration.ofMillis(100), Duration.ofMillis(500), 1, List.of(2), true);
         List<Result> results = new ArrayList<>();
-        try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12)) {
+        try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12, "bench_locks")) {
             Runner runner = new Runner(options, step -> { });
+            assertThat(session.dsl().fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_locks'"))
+                    .isEqualTo(6L);
             for (Workload workload : session.workloads().values()) {
                 results.addAll(runner.run(workload));
             }

@@ -7,6 +7,7 @@ import dev.locksmith.LocksmithException;
 import dev.locksmith.PgErrors;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
+import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Durations;
 import java.time.Duration;
@@ -49,6 +50,7 @@ public final class ChannelAccountPool {
     private static final Backoff WAIT_BACKOFF = new Backoff(Duration.ofMillis(1), Duration.ofMillis(25), 2.0, 0.5);
 
     private final DSLContext dsl;
+    private final SchemaMapping schema;
     private final AcquireStrategy strategy;
     private final DoubleSupplier random;
     private final Transactions.Sleeper sleeper;
@@ -78,6 +80,7 @@ public final class ChannelAccountPool {
         this.random = Objects.requireNonNull(random, "random");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
         this.statements = new PoolStatements(dsl, strategy);
+        this.schema = SchemaMapping.of(dsl);
     }
 
     // ------------------------------------------------------------------ membership
@@ -89,12 +92,13 @@ public final class ChannelAccountPool {
      * @return how many were new
      */
     public int register(DSLContext tx, Collection<String> publicKeys) {
+        DSLContext ctx = schema.on(tx);
         Set<String> keys = validKeys(publicKeys);
         if (keys.isEmpty()) {
             return 0;
         }
         return PgErrors.translating(() -> {
-            InsertValuesStep1<ChannelAccountsRecord, String> insert = tx.insertInto(CHANNEL_ACCOUNTS,
+            InsertValuesStep1<ChannelAccountsRecord, String> insert = ctx.insertInto(CHANNEL_ACCOUNTS,
                     CHANNEL_ACCOUNTS.PUBLIC_KEY);
             for (String key : keys) {
                 insert = insert.values(key);
@@ -110,11 +114,12 @@ public final class ChannelAccountPool {
      * @return how many were removed
      */
     public int remove(DSLContext tx, Collection<String> publicKeys) {
+        DSLContext ctx = schema.on(tx);
         Set<String> keys = validKeys(publicKeys);
         if (keys.isEmpty()) {
             return 0;
         }
-        return PgErrors.translating(() -> tx.deleteFrom(CHANNEL_ACCOUNTS)
+        return PgErrors.translating(() -> ctx.deleteFrom(CHANNEL_ACCOUNTS)
                 .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(keys))
                 .and(acquirable())
                 .execute());
@@ -122,8 +127,9 @@ public final class ChannelAccountPool {
 
     /** The account, if registered. Takes no lock. */
     public Optional<ChannelAccount> find(DSLContext tx, String publicKey) {
+        DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
-        return PgErrors.translating(() -> tx.selectFrom(CHANNEL_ACCOUNTS).where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
+        return PgErrors.translating(() -> ctx.selectFrom(CHANNEL_ACCOUNTS).where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
                 .fetchOptional().map(ChannelAccount::from));
     }
 
@@ -208,13 +214,14 @@ public final class ChannelAccountPool {
      * @throws ChannelAccountNotFoundException for an unknown key
      */
     public void release(DSLContext tx, String publicKey, String owner) {
+        DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
         String holder = validOwner(owner);
-        int released = statements.release.execute(tx, statements.release.binds()
+        int released = statements.release.execute(ctx, statements.release.binds()
                 .set(PoolStatements.KEY, key)
                 .set(PoolStatements.OWNER, holder));
         if (released == 0) {
-            throw refusal(tx, key, holder);
+            throw refusal(ctx, key, holder);
         }
     }
 
@@ -232,15 +239,16 @@ public final class ChannelAccountPool {
      * @throws ChannelAccountNotFoundException for an unknown key
      */
     public OffsetDateTime extend(DSLContext tx, String publicKey, String owner, Duration lease) {
+        DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
         String holder = validOwner(owner);
         requireLease(lease);
-        Optional<OffsetDateTime> extended = statements.extend.fetchOptional(tx, statements.extend.binds()
+        Optional<OffsetDateTime> extended = statements.extend.fetchOptional(ctx, statements.extend.binds()
                 .set(PoolStatements.KEY, key)
                 .set(PoolStatements.OWNER, holder)
                 .setInterval(PoolStatements.LEASE, lease),
                 row -> row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
-        return extended.orElseThrow(() -> refusal(tx, key, holder));
+        return extended.orElseThrow(() -> refusal(ctx, key, holder));
     }
 
     /**
