@@ -65,10 +65,21 @@ public final class CodegenDatabase {
                   </jdbc>
                   <generator>
                     <name>org.jooq.codegen.JavaGenerator</name>
+                    <strategy>
+                      <matchers>
+                        <tables>
+                          <table>
+                            <tableClass>
+                              <transform>PASCAL</transform>
+                              <expression>$0_table</expression>
+                            </tableClass>
+                          </table>
+                        </tables>
+                      </matchers>
+                    </strategy>
                     <database>
                       <name>org.jooq.meta.postgres.PostgresDatabase</name>
-                      <inputSchema>public</inputSchema>
-                      <outputSchemaToDefault>true</outputSchemaToDefault>
+                      <inputSchema>locksmith</inputSchema>
                       <includes>.*</includes>
                       <excludes>databasechangelog|databasechangeloglock</excludes>
                     </database>

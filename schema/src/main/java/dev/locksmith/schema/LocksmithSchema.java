@@ -5,15 +5,19 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import javax.sql.DataSource;
 import liquibase.Scope;
 import liquibase.UpdateSummaryOutputEnum;
 import liquibase.command.CommandScope;
 import liquibase.command.core.RollbackCountCommandStep;
 import liquibase.command.core.UpdateCommandStep;
+import liquibase.command.core.ValidateCommandStep;
+import liquibase.changelog.ChangeLogParameters;
 import liquibase.command.core.helpers.DatabaseChangelogCommandStep;
 import liquibase.command.core.helpers.ShowSummaryArgument;
 import liquibase.command.core.helpers.DbUrlConnectionArgumentsCommandStep;
@@ -26,17 +30,34 @@ import liquibase.ui.LoggerUIService;
 /**
  * Applies the locksmith schema with Liquibase, for services that migrate at start-up.
  *
- * <p>The changelog is a classpath resource at {@link #CHANGELOG}; deployment pipelines apply
- * the same file with the stock Liquibase CLI or Maven plugin (see the README). Applying it
- * twice is a no-op. Concurrent migrators are serialized twice over: by a PostgreSQL session
+ * <p>Every locksmith object lives in one PostgreSQL schema, {@value SchemaName#DEFAULT} unless
+ * you choose another ({@link SchemaName}); nothing is created in your own schema. The schema is
+ * made of {@linkplain SchemaModule modules} that can be applied alone. The changelogs are
+ * classpath resources ({@link #CHANGELOG} includes every module); deployment pipelines apply the
+ * same files with the stock Liquibase CLI or Maven plugin, passing the schema as the
+ * {@value #SCHEMA_PARAMETER} changelog parameter (see the README). Liquibase's own tables
+ * ({@code databasechangelog}, {@code databasechangeloglock}) stay where Liquibase keeps them by
+ * default, the connection's default schema, and may be shared with your application's own
+ * changelogs: every locksmith change set is recorded under a file name starting
+ * {@code locksmith/}. Applying twice is a no-op.
+ *
+ * <p>Before any change set runs, each module checks that no object of the same name that
+ * locksmith did not create exists in the target schema; if one does, nothing is applied and
+ * the error names it. A failure after that (lost connection, missing privilege) leaves the change
+ * sets applied so far in place: each is its own transaction, and DDL in PostgreSQL is
+ * transactional, so no change set is ever half-applied; running the migration again continues
+ * from there. Concurrent migrators are serialized twice over: by a PostgreSQL session
  * advisory lock taken here (which also covers the first run, when Liquibase's own lock table
  * does not exist yet and two migrators could race to create it) and by Liquibase's
  * {@code databasechangeloglock}.
  */
 public final class LocksmithSchema {
 
-    /** Classpath location of the master changelog. */
+    /** Classpath location of the master changelog (every module). */
     public static final String CHANGELOG = "db/locksmith/changelog.xml";
+
+    /** The changelog parameter that names the schema; its default is {@value SchemaName#DEFAULT}. */
+    public static final String SCHEMA_PARAMETER = "locksmith.schema";
 
     /**
      * Advisory lock key (single bigint form) held while migrating. Chosen once and fixed:
@@ -49,51 +70,99 @@ public final class LocksmithSchema {
     }
 
     /**
-     * Brings the database behind {@code dataSource} up to date with {@link #CHANGELOG}.
+     * Brings the database behind {@code dataSource} up to date with every module, in the
+     * {@value SchemaName#DEFAULT} schema.
+     *
+     * @see #migrate(DataSource, String, Set)
+     */
+    public static List<AppliedChangeSet> migrate(DataSource dataSource) {
+        return migrate(dataSource, SchemaName.DEFAULT, EnumSet.allOf(SchemaModule.class));
+    }
+
+    /**
+     * Brings {@code modules} up to date in {@code schema}.
      *
      * <p>Blocks while another migrator (in this or another process) holds the migration lock.
      * Uses one connection from the data source for the duration and restores its auto-commit
-     * mode before returning it.
+     * mode before returning it. Every module's clash check runs before any change set.
      *
-     * @param dataSource where to migrate; its user needs CREATE on the target schema
+     * @param dataSource where to migrate; its user needs CREATE on the database (for the schema)
+     *     or on the schema
+     * @param schema where locksmith's objects live; validated by {@link SchemaName#require}
+     *     before anything touches the database
+     * @param modules the modules to apply, at least one
      * @return the change sets this call applied, in execution order (empty when up to date)
-     * @throws SchemaMigrationException when Liquibase or the database fails; what Liquibase
-     *     applied before the failure stays applied (each change set is its own transaction)
+     * @throws SchemaMigrationException when a clash check fails (nothing applied), or Liquibase
+     *     or the database fails (what was applied before stays applied)
      */
-    public static List<AppliedChangeSet> migrate(DataSource dataSource) {
+    public static List<AppliedChangeSet> migrate(DataSource dataSource, String schema, Set<SchemaModule> modules) {
         Objects.requireNonNull(dataSource, "dataSource");
+        String target = SchemaName.require(schema);
+        List<String> changelogs = changelogs(modules);
         return withMigrationLock(dataSource, connection -> {
             List<AppliedChangeSet> before = appliedChangeSets(connection);
-            runLiquibase(connection, database -> new CommandScope(UpdateCommandStep.COMMAND_NAME)
-                    .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
-                    .addArgumentValue(UpdateCommandStep.CHANGELOG_FILE_ARG, CHANGELOG)
-                    .addArgumentValue(ShowSummaryArgument.SHOW_SUMMARY_OUTPUT, UpdateSummaryOutputEnum.LOG)
-                    .execute());
+            for (String changelog : changelogs) {
+                // preconditions (the clash checks) are part of validation: all before any update
+                runLiquibase(connection, target, changelog, database -> new CommandScope(ValidateCommandStep.COMMAND_NAME)
+                        .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
+                        .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, changelog));
+            }
+            for (String changelog : changelogs) {
+                runLiquibase(connection, target, changelog, database -> new CommandScope(UpdateCommandStep.COMMAND_NAME)
+                        .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
+                        .addArgumentValue(UpdateCommandStep.CHANGELOG_FILE_ARG, changelog)
+                        .addArgumentValue(ShowSummaryArgument.SHOW_SUMMARY_OUTPUT, UpdateSummaryOutputEnum.LOG));
+            }
             List<AppliedChangeSet> after = appliedChangeSets(connection);
             return List.copyOf(after.subList(before.size(), after.size()));
         });
     }
 
     /**
-     * Rolls back the last {@code count} applied locksmith change sets, newest first. Meant for
-     * tests and for an operator undoing a release; it drops tables and their data.
+     * Rolls back the last {@code count} applied change sets of the whole changelog in the
+     * {@value SchemaName#DEFAULT} schema, newest first.
      *
+     * @see #rollback(DataSource, String, int)
+     */
+    public static List<AppliedChangeSet> rollback(DataSource dataSource, int count) {
+        return rollback(dataSource, SchemaName.DEFAULT, count);
+    }
+
+    /**
+     * Rolls back the last {@code count} applied locksmith change sets, newest first. Meant for
+     * tests and for an operator undoing a release; it drops tables and their data. The schema
+     * itself is kept.
+     *
+     * @param schema the schema the changelog was applied to
      * @param count how many change sets to roll back; must be positive
      * @return the change sets that remain applied
      */
-    public static List<AppliedChangeSet> rollback(DataSource dataSource, int count) {
+    public static List<AppliedChangeSet> rollback(DataSource dataSource, String schema, int count) {
         Objects.requireNonNull(dataSource, "dataSource");
+        String target = SchemaName.require(schema);
         if (count <= 0) {
             throw new IllegalArgumentException("count must be positive, was " + count);
         }
         return withMigrationLock(dataSource, connection -> {
-            runLiquibase(connection, database -> new CommandScope(RollbackCountCommandStep.COMMAND_NAME)
+            runLiquibase(connection, target, CHANGELOG, database -> new CommandScope(RollbackCountCommandStep.COMMAND_NAME)
                     .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
                     .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, CHANGELOG)
-                    .addArgumentValue(RollbackCountCommandStep.COUNT_ARG, count)
-                    .execute());
+                    .addArgumentValue(RollbackCountCommandStep.COUNT_ARG, count));
             return appliedChangeSets(connection);
         });
+    }
+
+    /** The changelogs for {@code modules}: the master for all of them, else each in enum order. */
+    private static List<String> changelogs(Set<SchemaModule> modules) {
+        Objects.requireNonNull(modules, "modules");
+        if (modules.isEmpty()) {
+            throw new IllegalArgumentException("modules must name at least one module");
+        }
+        EnumSet<SchemaModule> chosen = EnumSet.copyOf(modules);
+        if (chosen.equals(EnumSet.allOf(SchemaModule.class))) {
+            return List.of(CHANGELOG);
+        }
+        return chosen.stream().map(SchemaModule::changelog).toList();
     }
 
     /**
@@ -132,10 +201,11 @@ public final class LocksmithSchema {
     }
 
     private interface LiquibaseCommand {
-        void run(Database database) throws Exception;
+        CommandScope command(Database database) throws Exception;
     }
 
-    private static void runLiquibase(Connection connection, LiquibaseCommand command) throws Exception {
+    private static void runLiquibase(Connection connection, String schema, String changelog, LiquibaseCommand command)
+            throws Exception {
         Database database = DatabaseFactory.getInstance()
                 .findCorrectDatabaseImplementation(new JdbcConnection(connection));
         Map<String, Object> scope = Map.of(
@@ -145,7 +215,13 @@ public final class LocksmithSchema {
                 Scope.Attr.ui.name(), new LoggerUIService(),
                 // No usage reporting from a library: the calling service did not opt in.
                 "liquibase.analytics.enabled", Boolean.FALSE);
-        Scope.child(scope, () -> command.run(database));
+        Scope.child(scope, () -> {
+            ChangeLogParameters parameters = new ChangeLogParameters(database);
+            parameters.set(SCHEMA_PARAMETER, schema);
+            command.command(database)
+                    .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_PARAMETERS, parameters)
+                    .execute();
+        });
     }
 
     private interface LockedWork<T> {
