@@ -8,9 +8,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.stream.Stream;
 
 /**
  * Runs {@code liquibase update} on the locksmith changelog as the stock command line does
@@ -31,6 +35,12 @@ final class ForkedLiquibase {
     private static final String MAIN = "liquibase.integration.commandline.LiquibaseCommandLine";
     private static final long TIMEOUT_SECONDS = 120;
     private static final AtomicInteger RUNS = new AtomicInteger();
+    private static final Path RUNS_DIRECTORY = Path.of(System.getProperty("basedir", "."), "target", "liquibase-runs");
+    private static Path schemaJar;
+
+    static {
+        deleteEarlierRuns();
+    }
 
     /** How the changelog reaches Liquibase. */
     enum Route {
@@ -61,14 +71,38 @@ final class ForkedLiquibase {
     private ForkedLiquibase() {
     }
 
-    /** The locksmith-schema jar under test, as Maven packaged it. */
-    static Path schemaJar() {
-        String jar = System.getProperty(SCHEMA_JAR_PROPERTY);
-        if (jar == null || !jar.endsWith(".jar") || !Files.isRegularFile(Path.of(jar))) {
-            throw new IllegalStateException(SCHEMA_JAR_PROPERTY + " is " + jar + ", not the packaged locksmith-schema "
-                    + "jar: run mvn verify -pl liquibase-compat -am (the package phase makes it)");
+    /**
+     * The locksmith-schema jar under test, as Maven packaged it; in a build that stops before
+     * {@code package} ({@code mvn test}) Maven hands over the module's classes directory instead,
+     * which is packed into a jar of the same content here.
+     */
+    static synchronized Path schemaJar() {
+        if (schemaJar == null) {
+            String artifact = System.getProperty(SCHEMA_JAR_PROPERTY);
+            if (artifact == null || !Files.exists(Path.of(artifact))) {
+                throw new IllegalStateException(SCHEMA_JAR_PROPERTY + " is " + artifact + ", not the locksmith-schema "
+                        + "artifact: run these tests through Maven (mvn verify -pl liquibase-compat -am)");
+            }
+            schemaJar = Files.isDirectory(Path.of(artifact)) ? pack(Path.of(artifact)) : Path.of(artifact);
         }
-        return Path.of(jar);
+        return schemaJar;
+    }
+
+    private static Path pack(Path classes) {
+        try {
+            Path jar = Files.createDirectories(RUNS_DIRECTORY).resolve("locksmith-schema.jar");
+            try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar));
+                 Stream<Path> files = Files.walk(classes)) {
+                for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile).sorted()::iterator) {
+                    out.putNextEntry(new JarEntry(classes.relativize(file).toString().replace(File.separatorChar, '/')));
+                    Files.copy(file, out);
+                    out.closeEntry();
+                }
+            }
+            return jar;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not pack " + classes + " into a jar", e);
+        }
     }
 
     /**
@@ -109,7 +143,7 @@ final class ForkedLiquibase {
             shown = shown.replace(password, "***");
         }
         try {
-            Path runs = Files.createDirectories(Path.of(System.getProperty("basedir", "."), "target", "liquibase-runs"));
+            Path runs = Files.createDirectories(RUNS_DIRECTORY);
             Path workingDirectory = Files.createTempDirectory(runs,
                     String.format("%02d-liquibase-%s-", RUNS.incrementAndGet(), liquibase.version()));
             Path log = workingDirectory.resolve("output.txt");
@@ -130,6 +164,20 @@ final class ForkedLiquibase {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while running " + shown, e);
+        }
+    }
+
+    /** Earlier test runs' output would be mistaken for this run's. */
+    private static void deleteEarlierRuns() {
+        if (!Files.isDirectory(RUNS_DIRECTORY)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(RUNS_DIRECTORY)) {
+            for (Path file : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not delete " + RUNS_DIRECTORY, e);
         }
     }
 
