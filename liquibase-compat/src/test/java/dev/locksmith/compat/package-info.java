@@ -1,0 +1,7 @@
+/**
+ * The locksmith changelog applied by every supported Liquibase version, each run as the stock
+ * command line in its own JVM ({@link dev.locksmith.compat.ForkedLiquibase}) from the jars a
+ * module under {@code liquibase-compat/distributions} copied ({@link
+ * dev.locksmith.compat.LiquibaseDistribution}), against a real PostgreSQL.
+ */
+package dev.locksmith.compat;
