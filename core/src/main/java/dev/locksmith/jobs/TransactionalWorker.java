@@ -1,5 +1,6 @@
 package dev.locksmith.jobs;
 
+import dev.locksmith.PoolingMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -246,6 +247,7 @@ public final class TransactionalWorker implements AutoCloseable {
         private Duration pollInterval = Duration.ofSeconds(1);
         private boolean listen = true;
         private String schema = dev.locksmith.TableSchema.DEFAULT;
+        private PoolingMode poolingMode = PoolingMode.SESSION;
         private Set<Integer> shards = Set.of();
         private boolean isolateEachJob;
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
@@ -284,6 +286,16 @@ public final class TransactionalWorker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How the data source's connections reach the server; default {@link PoolingMode#SESSION}.
+         * With {@link PoolingMode#TRANSACTION} (PgBouncer transaction pooling) LISTEN cannot
+         * work, and {@link #build()} refuses unless {@code listen(false)} was set.
+         */
+        public Builder poolingMode(PoolingMode poolingMode) {
+            this.poolingMode = Objects.requireNonNull(poolingMode, "poolingMode");
+            return this;
+        }
+
         /** Claim only from these shards; default all. */
         public Builder shards(Set<Integer> shards) {
             this.shards = Set.copyOf(Objects.requireNonNull(shards, "shards"));
@@ -315,8 +327,16 @@ public final class TransactionalWorker implements AutoCloseable {
             return this;
         }
 
-        /** The worker, not yet started. */
+        /**
+         * The worker, not yet started.
+         *
+         * @throws IllegalStateException for LISTEN wake-ups with {@link PoolingMode#TRANSACTION}
+         */
         public TransactionalWorker build() {
+            if (listen) {
+                poolingMode.requireSessionState("LISTEN wake-up", "set listen(false) and rely on polling, "
+                        + "or give the worker a data source that connects to the server directly");
+            }
             return new TransactionalWorker(this);
         }
     }

@@ -9,6 +9,7 @@ import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
 import dev.locksmith.advisory.SessionLock;
 import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.TransactionalWorker;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,5 +52,10 @@ class PoolingModeTest extends DatabaseTest {
                 .poolingMode(PoolingMode.TRANSACTION).listen(false).build()) {
             assertThat(polling).isNotNull();
         }
+        assertThatThrownBy(() -> TransactionalWorker.builder(pool, "q", (jobs, tx) -> { })
+                .poolingMode(PoolingMode.TRANSACTION).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("LISTEN");
+        assertThat(TransactionalWorker.builder(pool, "q", (jobs, tx) -> { })
+                .poolingMode(PoolingMode.TRANSACTION).listen(false).build()).isNotNull();
     }
 }

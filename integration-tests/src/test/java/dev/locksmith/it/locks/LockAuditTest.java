@@ -61,19 +61,29 @@ class LockAuditTest extends DatabaseTest {
         return wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetch();
     }
 
+    /** A transaction on another connection that tags itself (its id into {@code tag}) and locks {@code row}. */
+    private HeldTransaction holdTagged(long row, AtomicReference<UUID> tag) throws Exception {
+        return HeldTransaction.start(dsl, tx -> {
+            tag.set(audit.tag(tx).txnId());
+            lockRow(tx, row, LockWait.forever());
+        });
+    }
+
+    /** Guards a lock of {@code row} under {@code wait} in a tagged transaction (its id into {@code tag}); it must fail. */
+    private void guardFails(long row, LockWait wait, AtomicReference<UUID> tag) {
+        assertThatThrownBy(() -> dsl.transaction(c -> {
+            tag.set(audit.tag(c.dsl()).txnId());
+            audit.guard(c.dsl(), "accounts:" + row, wait, () -> lockRow(c.dsl(), row, wait));
+        })).isInstanceOf(LockNotAvailableException.class);
+    }
+
     @Test
     void lockTimeoutBetweenTwoTransactionsRecordsOneEventWithWaiterHolderAndResource() throws Exception {
         AtomicReference<UUID> holderId = new AtomicReference<>();
         AtomicReference<UUID> waiterId = new AtomicReference<>();
         LockWait bounded = LockWait.upTo(Duration.ofMillis(300));
-        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
-            holderId.set(audit.tag(tx).txnId());
-            lockRow(tx, a, LockWait.forever());
-        })) {
-            assertThatThrownBy(() -> dsl.transaction(c -> {
-                waiterId.set(audit.tag(c.dsl()).txnId());
-                audit.guard(c.dsl(), "accounts:" + a, bounded, () -> lockRow(c.dsl(), a, bounded));
-            })).isInstanceOf(LockNotAvailableException.class);
+        try (HeldTransaction holder = holdTagged(a, holderId)) {
+            guardFails(a, bounded, waiterId);
             holder.commit();
         }
 
@@ -93,15 +103,8 @@ class LockAuditTest extends DatabaseTest {
     void aNoWaitFailureRecordsTheHolderThatPgLocksNames() throws Exception {
         AtomicReference<UUID> holderId = new AtomicReference<>();
         AtomicReference<UUID> waiterId = new AtomicReference<>();
-        LockWait noWait = LockWait.noWait();
-        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
-            holderId.set(audit.tag(tx).txnId());
-            lockRow(tx, a, LockWait.forever());
-        })) {
-            assertThatThrownBy(() -> dsl.transaction(c -> {
-                waiterId.set(audit.tag(c.dsl()).txnId());
-                audit.guard(c.dsl(), "accounts:" + a, noWait, () -> lockRow(c.dsl(), a, noWait));
-            })).isInstanceOf(LockNotAvailableException.class);
+        try (HeldTransaction holder = holdTagged(a, holderId)) {
+            guardFails(a, LockWait.noWait(), waiterId);
             assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
             holder.commit();
         }
@@ -114,17 +117,9 @@ class LockAuditTest extends DatabaseTest {
 
     @Test
     void aNoWaitFailureLeavesTheHolderEmptyWhenTwoSessionsCouldHoldTheRow() throws Exception {
-        LockWait noWait = LockWait.noWait();
-        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> {
-            audit.tag(tx);
-            lockRow(tx, a, LockWait.forever());
-        }); HeldTransaction bystander = HeldTransaction.start(dsl, tx -> {
-            audit.tag(tx);
-            lockRow(tx, b, LockWait.forever());
-        })) {
-            assertThatThrownBy(() -> dsl.transaction(c ->
-                    audit.guard(c.dsl(), "accounts:" + a, noWait, () -> lockRow(c.dsl(), a, noWait))))
-                    .isInstanceOf(LockNotAvailableException.class);
+        AtomicReference<UUID> ignored = new AtomicReference<>();
+        try (HeldTransaction holder = holdTagged(a, ignored); HeldTransaction bystander = holdTagged(b, ignored)) {
+            guardFails(a, LockWait.noWait(), ignored);
             assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
             bystander.commit();
             holder.commit();
