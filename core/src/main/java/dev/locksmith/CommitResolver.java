@@ -1,6 +1,7 @@
 package dev.locksmith;
 
 import java.time.Duration;
+import dev.locksmith.internal.TransactionIdentity;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record2;
@@ -21,10 +22,6 @@ final class CommitResolver {
     /** What a transaction became. */
     enum Outcome { COMMITTED, ABORTED, UNKNOWN }
 
-    /** The transaction id and the backend that runs it; {@code xid} null when nothing was written. */
-    record Identity(Long xid, int pid) {
-    }
-
     private static final Duration POLL = Duration.ofMillis(20);
     private static final Duration GRACE_BEFORE_TERMINATE = Duration.ofMillis(500);
 
@@ -32,11 +29,11 @@ final class CommitResolver {
     }
 
     /** The running transaction's id (only if it has one: read-only work gets none) and backend pid. */
-    static Identity identify(DSLContext tx) {
+    static TransactionIdentity identify(DSLContext tx) {
         Record2<String, Integer> row = tx.select(
                 DSL.function("pg_current_xact_id_if_assigned", Object.class).cast(SQLDataType.VARCHAR),
                 DSL.function("pg_backend_pid", SQLDataType.INTEGER)).fetchSingle();
-        return new Identity(row.value1() == null ? null : Long.valueOf(row.value1()), row.value2());
+        return new TransactionIdentity(row.value1() == null ? null : Long.valueOf(row.value1()), row.value2());
     }
 
     /**
@@ -44,7 +41,7 @@ final class CommitResolver {
      * until the outcome is known or {@code timeout} has passed. Failures of the look-up itself
      * are added to {@code failure} as suppressed and do not end the polling early.
      */
-    static Outcome resolve(DSLContext dsl, Identity identity, Duration timeout, Throwable failure) {
+    static Outcome resolve(DSLContext dsl, TransactionIdentity identity, Duration timeout, Throwable failure) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         boolean terminated = false;
@@ -83,7 +80,7 @@ final class CommitResolver {
      * Terminates the backend only if it still runs this very transaction: pids are reused, so
      * the 32-bit {@code backend_xid} must match the low half of the {@code xid8} too.
      */
-    private static void terminateIfStillRunning(DSLContext dsl, Identity identity) {
+    private static void terminateIfStillRunning(DSLContext dsl, TransactionIdentity identity) {
         Field<Integer> pid = DSL.field(DSL.name("pid"), SQLDataType.INTEGER);
         Field<String> backendXid = DSL.field(DSL.name("backend_xid"), Object.class).cast(SQLDataType.VARCHAR);
         String lowXid = Long.toString(identity.xid() & 0xFFFF_FFFFL);

@@ -4,6 +4,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import dev.locksmith.internal.TransactionIdentity;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.TransactionalCallable;
@@ -237,7 +238,7 @@ public final class Transactions {
         private final Work<T, X> body;
         private final boolean identify;
         private volatile boolean commitSent;
-        private volatile CommitResolver.Identity identity;
+        private volatile TransactionIdentity identity;
         private volatile T result;
 
         Attempt(Isolation isolation, Work<T, X> body, boolean identify) {
@@ -252,6 +253,7 @@ public final class Transactions {
                 configuration.dsl().execute(isolation.statement());
             }
             T value;
+            TransactionIdentity.clear();
             try {
                 value = body.run(configuration);
             } catch (RuntimeException e) {
@@ -262,8 +264,10 @@ public final class Transactions {
                 }
                 throw new CallerFailure(checked);
             }
+            TransactionIdentity reported = TransactionIdentity.take();
             if (identify) {
-                identity = CommitResolver.identify(configuration.dsl());
+                // a statement of the body may have returned it already (the library's transfers do)
+                identity = reported != null ? reported : CommitResolver.identify(configuration.dsl());
             }
             result = value;
             commitSent = true;

@@ -3,6 +3,7 @@ package dev.locksmith.accounts;
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
 import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.internal.TransactionIdentity;
 import java.math.BigDecimal;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -32,7 +33,7 @@ final class AccountStatements {
     final RenderedQuery readTwo;
     /** Both accounts, locked in ascending id order. */
     final RenderedQuery lockTwo;
-    /** {@code balance = balance - :amount WHERE id = :id AND balance >= :amount}. */
+    /** {@code balance = balance - :amount WHERE id = :id AND balance >= :amount RETURNING <identity>}. */
     final RenderedQuery debit;
     /** {@code balance = balance + :amount WHERE id = :id}. */
     final RenderedQuery credit;
@@ -47,7 +48,10 @@ final class AccountStatements {
         Param<BigDecimal> amount = DSL.param(AMOUNT, SQLDataType.NUMERIC);
         Param<BigDecimal> balance = DSL.param(BALANCE, SQLDataType.NUMERIC);
         Field<Long> nextVersion = ACCOUNTS.VERSION.plus(DSL.inline(1L));
-        List<Field<?>> columns = List.of(ACCOUNTS.ID, ACCOUNTS.BALANCE, ACCOUNTS.VERSION, ACCOUNTS.UPDATED_AT);
+        // the transaction's identity rides along on the first statement of each transfer, which saves
+        // Transactions the round trip that would otherwise fetch it before COMMIT
+        List<Field<?>> columns = List.of(ACCOUNTS.ID, ACCOUNTS.BALANCE, ACCOUNTS.VERSION, ACCOUNTS.UPDATED_AT,
+                TransactionIdentity.XID, TransactionIdentity.PID);
 
         lockOne = RenderedQuery.of(dsl, dsl.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forNoKeyUpdate());
         readTwo = RenderedQuery.of(dsl, dsl.select(columns).from(ACCOUNTS)
@@ -58,7 +62,8 @@ final class AccountStatements {
                 .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(amount))
                 .set(ACCOUNTS.VERSION, nextVersion)
                 .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.BALANCE.ge(amount))));
+                .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.BALANCE.ge(amount)))
+                .returning(TransactionIdentity.XID, TransactionIdentity.PID));
         credit = RenderedQuery.of(dsl, dsl.update(ACCOUNTS)
                 .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.plus(amount))
                 .set(ACCOUNTS.VERSION, nextVersion)
@@ -76,8 +81,9 @@ final class AccountStatements {
                 .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.VERSION.eq(DSL.param(VERSION, SQLDataType.BIGINT)))));
     }
 
-    /** Maps a row of {@link #readTwo} / {@link #lockTwo}. */
+    /** Maps a row of {@link #readTwo} / {@link #lockTwo}, reporting the transaction's identity. */
     static Account account(ResultSet row) throws SQLException {
+        TransactionIdentity.report(row);
         return new Account(row.getLong(ACCOUNTS.ID.getName()), row.getBigDecimal(ACCOUNTS.BALANCE.getName()),
                 row.getLong(ACCOUNTS.VERSION.getName()), row.getObject(ACCOUNTS.UPDATED_AT.getName(), OffsetDateTime.class));
     }

@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.ACCOUNT_TRANSFERS;
 
 import dev.locksmith.codegen.tables.records.AccountTransfersRecord;
 import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.internal.TransactionIdentity;
 import java.math.BigDecimal;
 import java.util.List;
 import org.jooq.DSLContext;
@@ -113,7 +114,11 @@ final class Transfers {
     }
 
     static boolean debit(AccountStatements sql, DSLContext tx, long id, BigDecimal amount) {
-        return sql.debit.execute(tx, sql.debit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount)) == 1;
+        return sql.debit.fetchOptional(tx, sql.debit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount),
+                row -> {
+                    TransactionIdentity.report(row);
+                    return Boolean.TRUE;
+                }).isPresent();
     }
 
     static boolean credit(AccountStatements sql, DSLContext tx, long id, BigDecimal amount) {

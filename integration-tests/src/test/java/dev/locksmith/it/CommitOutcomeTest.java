@@ -19,7 +19,12 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.impl.DefaultExecuteListenerProvider;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -193,6 +198,29 @@ class CommitOutcomeTest extends DatabaseTest {
         }
         assertThat(accounts.get(dsl, from.id()).balance()).isEqualByComparingTo("60.00");
         assertThat(accounts.get(dsl, to.id()).balance()).isEqualByComparingTo("40.00");
+    }
+
+    @Test
+    void transfersReturnTheirTransactionIdWithTheirFirstStatementInsteadOfAnExtraRoundTrip() {
+        List<String> statements = new CopyOnWriteArrayList<>();
+        DSLContext recorded = DSL.using(dsl.configuration().derive(new DefaultExecuteListenerProvider(new ExecuteListener() {
+            @Override
+            public void executeStart(ExecuteContext ctx) {
+                statements.add(ctx.sql());
+            }
+        })));
+        Accounts accounts = new Accounts(recorded);
+        Account a = accounts.open(dsl, new BigDecimal("100.00"));
+        Account b = accounts.open(dsl, new BigDecimal("0.00"));
+        for (TransferStrategy strategy : TransferStrategy.values()) {
+            assertThat(accounts.transfer(a.id(), b.id(), BigDecimal.ONE, strategy).transferred()).isTrue();
+        }
+        assertThat(statements).as("no separate look-up of the transaction id").noneMatch(
+                sql -> sql.contains("pg_current_xact_id_if_assigned"));
+
+        // a body of the caller's own statements gets the look-up
+        new Transactions(recorded, RetryPolicy.noRetry()).run(c -> c.dsl().execute("INSERT INTO ledger VALUES (6)"));
+        assertThat(statements).anyMatch(sql -> sql.contains("pg_current_xact_id_if_assigned"));
     }
 
     @Test
