@@ -30,7 +30,8 @@ import org.jooq.TransactionalCallable;
  * <p>When the connection fails during {@code COMMIT}, a {@code COMMIT} may have been applied
  * even though the client never heard back. Before sending {@code COMMIT}, each attempt notes
  * the transaction id ({@code pg_current_xact_id_if_assigned()}) and backend pid, in one extra
- * round trip; after such a failure a new connection asks {@code pg_xact_status} for up to
+ * round trip (none when a statement of the body returned them, as the library's transfers do);
+ * after such a failure a new connection asks {@code pg_xact_status} for up to
  * {@link #DEFAULT_COMMIT_RESOLUTION} (see {@link #withCommitResolution(Duration)}): committed
  * means success (the body's result is returned), aborted means the failure stands (and it is
  * retried only if the policy retries it), anything else is

@@ -93,8 +93,10 @@ public final class Accounts {
 
     /**
      * A copy whose own-transaction transfers look for the outcome of a {@code COMMIT} whose
-     * connection failed for up to {@code timeout}; {@link Duration#ZERO} turns the look-up (and
-     * its extra round trip per transfer) off. See {@link Transactions#withCommitResolution}.
+     * connection failed for up to {@code timeout}; {@link Duration#ZERO} turns the look-up off
+     * (a failed {@code COMMIT} is then always unknown). Transfers return their transaction id
+     * with their first statement, so the look-up costs no round trip unless a {@code COMMIT}
+     * fails. See {@link Transactions#withCommitResolution}.
      */
     public Accounts withCommitResolution(Duration timeout) {
         return new Accounts(this, transactions.withCommitResolution(timeout));
