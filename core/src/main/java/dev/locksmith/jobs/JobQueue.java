@@ -481,6 +481,20 @@ public final class JobQueue {
         return Durations.positive(what, value);
     }
 
+    /** A worker's schema name, validated as {@link dev.locksmith.TableSchema} does. */
+    static String requireSchema(String schema) {
+        dev.locksmith.TableSchema.using(DSL.using(org.jooq.SQLDialect.POSTGRES), schema);
+        return schema;
+    }
+
+    /** Refuses LISTEN wake-ups behind a transaction pooler, where LISTEN cannot work. */
+    static void requireListenAllowed(boolean listen, dev.locksmith.PoolingMode poolingMode) {
+        if (listen) {
+            poolingMode.requireSessionState("LISTEN wake-up", "set listen(false) and rely on polling, "
+                    + "or give the worker a data source that connects to the server directly");
+        }
+    }
+
     /** A worker's thread count: 1 to 1,000. */
     static int requireThreads(int threads) {
         if (threads < 1 || threads > 1000) {

@@ -459,8 +459,7 @@ public final class JobWorker implements AutoCloseable {
          * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
          */
         public Builder schema(String schema) {
-            dev.locksmith.TableSchema.using(DSL.using(SQLDialect.POSTGRES), schema); // validates the name
-            this.schema = schema;
+            this.schema = JobQueue.requireSchema(schema);
             return this;
         }
 
@@ -470,10 +469,7 @@ public final class JobWorker implements AutoCloseable {
          * @throws IllegalStateException for LISTEN wake-ups with {@link PoolingMode#TRANSACTION}
          */
         public JobWorker build() {
-            if (listen) {
-                poolingMode.requireSessionState("LISTEN wake-up", "set listen(false) and rely on polling, "
-                        + "or give the worker a data source that connects to the server directly");
-            }
+            JobQueue.requireListenAllowed(listen, poolingMode);
             new Claim(queue, Math.min(threads, Claim.MAX_LIMIT), shards);
             return new JobWorker(this);
         }

@@ -322,8 +322,7 @@ public final class TransactionalWorker implements AutoCloseable {
          * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
          */
         public Builder schema(String schema) {
-            dev.locksmith.TableSchema.using(DSL.using(SQLDialect.POSTGRES), schema); // validates the name
-            this.schema = schema;
+            this.schema = JobQueue.requireSchema(schema);
             return this;
         }
 
@@ -333,10 +332,7 @@ public final class TransactionalWorker implements AutoCloseable {
          * @throws IllegalStateException for LISTEN wake-ups with {@link PoolingMode#TRANSACTION}
          */
         public TransactionalWorker build() {
-            if (listen) {
-                poolingMode.requireSessionState("LISTEN wake-up", "set listen(false) and rely on polling, "
-                        + "or give the worker a data source that connects to the server directly");
-            }
+            JobQueue.requireListenAllowed(listen, poolingMode);
             return new TransactionalWorker(this);
         }
     }
