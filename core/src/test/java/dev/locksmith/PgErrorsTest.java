@@ -34,6 +34,21 @@ class PgErrorsTest {
     }
 
     @Test
+    void aMissingLocksmithTableNamesTheModuleToApplyAndOtherMissingTablesStayPlain() {
+        LocksmithException missing = PgErrors.translate(
+                new SQLException("ERROR: relation \"billing_locks.account_transfers\" does not exist", "42P01"));
+        assertThat(missing).isInstanceOfSatisfying(SchemaNotAppliedException.class, e -> {
+            assertThat(e.table()).isEqualTo("billing_locks.account_transfers");
+            assertThat(e.module()).isEqualTo("ACCOUNTS");
+            assertThat(e).hasMessageContaining("SchemaModule.ACCOUNTS").hasMessageContaining("db/locksmith/accounts.xml");
+        });
+        assertThat(PgErrors.translate(new SQLException("ERROR: relation \"jobs\" does not exist", "42P01")))
+                .isInstanceOfSatisfying(SchemaNotAppliedException.class, e -> assertThat(e.module()).isEqualTo("QUEUE"));
+        assertThat(PgErrors.translate(new SQLException("ERROR: relation \"public.orders\" does not exist", "42P01")))
+                .isExactlyInstanceOf(DatabaseException.class);
+    }
+
+    @Test
     void transientOnlyForRetryableStates() {
         assertThat(PgErrors.translate(new SQLException("x", "40P01")).isTransient()).isTrue();
         assertThat(PgErrors.translate(new SQLException("x", "40001")).isTransient()).isTrue();
