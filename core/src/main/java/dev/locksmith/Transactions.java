@@ -267,12 +267,25 @@ public final class Transactions {
             }
             TransactionIdentity reported = TransactionIdentity.take();
             if (identify) {
-                // a statement of the body may have returned it already (the library's transfers do)
-                identity = reported != null ? reported : CommitResolver.identify(configuration.dsl());
+                // A statement of the body may have returned it already (the library's transfers
+                // do); only a report from this transaction's own backend counts, since the body
+                // may also have used other connections.
+                identity = reported != null && reported.pid() == backendPid(configuration)
+                        ? reported : CommitResolver.identify(configuration.dsl());
             }
             result = value;
             commitSent = true;
             return value;
+        }
+
+        /** The backend pid of the transaction's connection, from the driver (no round trip); -1 if unknown. */
+        private static int backendPid(Configuration configuration) {
+            try {
+                return configuration.dsl().connectionResult(
+                        connection -> connection.unwrap(org.postgresql.PGConnection.class).getBackendPID());
+            } catch (RuntimeException notPgJdbc) {
+                return -1;
+            }
         }
 
         @SuppressWarnings("unchecked")

@@ -23,7 +23,11 @@ public final class Savepoints {
             T result;
             try {
                 result = body.get();
-            } catch (RuntimeException | Error e) {
+                // inside the try: a RELEASE that fails (the body swallowed an error that aborted the
+                // transaction) must roll back to the savepoint too, or the caller's transaction
+                // stays aborted
+                connection.releaseSavepoint(savepoint);
+            } catch (RuntimeException | Error | java.sql.SQLException e) {
                 try {
                     connection.rollback(savepoint);
                 } catch (java.sql.SQLException rollbackFailure) {
@@ -31,7 +35,6 @@ public final class Savepoints {
                 }
                 throw e;
             }
-            connection.releaseSavepoint(savepoint);
             return result;
         }));
     }

@@ -67,7 +67,20 @@ public final class JobWorker implements AutoCloseable {
 
     private final Semaphore slots;
     /** Held leases by lease id: a lapsed and re-claimed job has two, and each run settles only its own. */
-    private final Map<UUID, Job> inFlight = new ConcurrentHashMap<>();
+    private final Map<UUID, Held> inFlight = new ConcurrentHashMap<>();
+
+    /** A held lease and what its handler is doing. */
+    private static final class Held {
+        final Job job;
+        /** Until the handler's run ends, however it ends. */
+        volatile boolean handlerRunning = true;
+        /** From just before the completing statement: the row may be gone for a good reason. */
+        volatile boolean completing;
+
+        Held(Job job) {
+            this.job = job;
+        }
+    }
     private final ExecutorService handlers;
     private final ScheduledExecutorService maintenance;
     private final Thread claimer;
@@ -174,7 +187,15 @@ public final class JobWorker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         maintenance.shutdownNow();
-        for (Job job : inFlight.values()) {
+        for (Held held : inFlight.values()) {
+            Job job = held.job;
+            if (held.handlerRunning) {
+                // giving it back would let another worker run it while this handler still does
+                LOG.warn("handler of job {} on queue {} did not stop within the shutdown grace; the job is not given "
+                        + "back, its lease expires at {} (or later, if a heartbeat ran)", job.id(), job.queue(),
+                        job.lockedUntil());
+                continue;
+            }
             try {
                 if (queue.release(job)) {
                     listener.released(job);
@@ -200,8 +221,9 @@ public final class JobWorker implements AutoCloseable {
                         settings.workerId());
                 for (Job job : jobs) {
                     slots.acquireUninterruptibly();
-                    inFlight.put(job.leaseId(), job);
-                    handlers.execute(() -> run(job));
+                    Held held = new Held(job);
+                    inFlight.put(job.leaseId(), held);
+                    handlers.execute(() -> run(held));
                 }
                 if (jobs.size() < free) {
                     listener.idle();
@@ -216,11 +238,13 @@ public final class JobWorker implements AutoCloseable {
         }
     }
 
-    private void run(Job job) {
+    private void run(Held held) {
+        Job job = held.job;
         boolean settled = false;
         try {
             dsl.transactionResult(c -> {
                 handler.handle(job, c.dsl());
+                held.completing = true;
                 if (!queue.complete(c.dsl(), job)) {
                     throw new LeaseLost();
                 }
@@ -242,6 +266,7 @@ public final class JobWorker implements AutoCloseable {
         } finally {
             // Keep an unsettled job only while stopping, for close() to give back; otherwise stop
             // heartbeating it so that its lease expires and it is rescued.
+            held.handlerRunning = false;
             if (settled || running.get()) {
                 inFlight.remove(job.leaseId());
             }
@@ -313,9 +338,10 @@ public final class JobWorker implements AutoCloseable {
     // ------------------------------------------------------------------ maintenance
 
     private void heartbeat() {
-        for (Job job : inFlight.values()) {
+        for (Held held : inFlight.values()) {
+            Job job = held.job;
             try {
-                if (!queue.heartbeat(job, settings.lease()) && inFlight.remove(job.leaseId(), job)) {
+                if (!queue.heartbeat(job, settings.lease()) && !held.completing && inFlight.remove(job.leaseId(), held)) {
                     LOG.warn("lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
                             + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "
                             + "be rolled back", job.id(), job.kind(), job.queue(), job.attempts());

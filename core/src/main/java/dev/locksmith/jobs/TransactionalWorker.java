@@ -49,6 +49,7 @@ public final class TransactionalWorker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(TransactionalWorker.class);
 
+    private final DataSource dataSource;
     private final DSLContext dsl;
     private final JobQueue queue;
     private final Claim claim;
@@ -66,6 +67,7 @@ public final class TransactionalWorker implements AutoCloseable {
     private long wakeGeneration;
 
     private TransactionalWorker(Builder b) {
+        this.dataSource = b.dataSource;
         this.dsl = dev.locksmith.TableSchema.using(DSL.using(b.dataSource, SQLDialect.POSTGRES), b.schema);
         this.queue = new JobQueue(dsl, b.queueConfig.withNotifyOnEnqueue(false));
         this.isolateEachJob = b.isolateEachJob;
@@ -88,8 +90,21 @@ public final class TransactionalWorker implements AutoCloseable {
         return new Builder(dataSource, queue, handler);
     }
 
-    /** Starts the threads; returns at once. */
+    /**
+     * Starts the threads; returns at once.
+     *
+     * @throws IllegalStateException when the data source's pool is known to allow fewer than
+     *     {@code threads + 1} connections ({@code threads} without LISTEN)
+     */
     public TransactionalWorker start() {
+        int needed = threads.size() + (listen ? 1 : 0);
+        PoolSize.maximum(dataSource).ifPresent(maximum -> {
+            if (maximum < needed) {
+                throw new IllegalStateException("the data source allows at most " + maximum + " connections, but a "
+                        + "transactional worker with " + threads.size() + " threads" + (listen ? " and LISTEN" : "")
+                        + " needs " + needed + " at the same time; enlarge the pool or lower threads");
+            }
+        });
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("already started");
         }

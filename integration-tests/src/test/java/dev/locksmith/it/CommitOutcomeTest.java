@@ -224,6 +224,23 @@ class CommitOutcomeTest extends DatabaseTest {
     }
 
     @Test
+    void aTransactionIdReportedByAnotherConnectionIsNotTakenForThisTransactions() {
+        Accounts direct = new Accounts(dsl);
+        Account account = direct.open(dsl, new BigDecimal("10.00"));
+        Transactions once = new Transactions(viaProxy, RetryPolicy.noRetry());
+
+        // the auto-committed debit on another connection reports its (committed) transaction id;
+        // this transaction's COMMIT never reaches the server: it must not be reported committed
+        assertThatThrownBy(() -> once.run(c -> {
+            direct.debit(dsl, account.id(), BigDecimal.ONE);
+            c.dsl().execute("INSERT INTO ledger VALUES (7)");
+            proxy.cutAtNextCommit(CuttingProxy.Cut.BEFORE_COMMIT);
+            return null;
+        })).isExactlyInstanceOf(ConnectionTerminatedException.class);
+        assertThat(recorded(7)).isFalse();
+    }
+
+    @Test
     void aTransferIdReusedForAnotherTransferIsRefusedAndChangesNothing() {
         Accounts accounts = new Accounts(dsl);
         Account a = accounts.open(dsl, new BigDecimal("100.00"));

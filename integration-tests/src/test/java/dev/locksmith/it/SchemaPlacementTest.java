@@ -240,6 +240,23 @@ class SchemaPlacementTest {
         assertThat(LocksmithSchema.migrate(pool)).isEmpty();
     }
 
+    @Test
+    void aVersion010DatabaseMigratedIntoASchemaWithTheUsersOwnJobsTableHaltsWithNothingApplied() throws Exception {
+        applyLegacyChangelog();
+        int before = LocksmithSchema.appliedChangeSets(pool).size();
+        dsl.execute("CREATE SCHEMA theirs");
+        dsl.execute("CREATE TABLE theirs.jobs (title text)");
+        dsl.execute("INSERT INTO theirs.jobs VALUES ('keep me')");
+
+        assertThatThrownBy(() -> LocksmithSchema.migrate(pool, "theirs", EnumSet.allOf(SchemaModule.class)))
+                .isInstanceOf(SchemaMigrationException.class)
+                .hasMessageContaining("schema theirs already has an object named jobs");
+        assertThat(LocksmithSchema.appliedChangeSets(pool)).hasSize(before);
+        assertThat(tablesIn("theirs")).containsExactly("jobs");
+        assertThat(dsl.fetchValue("SELECT string_agg(column_name::text, ',') FROM information_schema.columns "
+                + "WHERE table_schema = 'theirs' AND table_name = 'jobs'")).isEqualTo("title");
+    }
+
     /** The 0.1.0 changelog (tables in the default schema), as it shipped; kept in test resources. */
     private void applyLegacyChangelog() throws Exception {
         try (var connection = pool.getConnection()) {

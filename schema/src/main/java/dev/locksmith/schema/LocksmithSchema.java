@@ -131,7 +131,8 @@ public final class LocksmithSchema {
     /**
      * Rolls back the last {@code count} applied locksmith change sets, newest first. Meant for
      * tests and for an operator undoing a release; it drops tables and their data. The schema
-     * itself is kept.
+     * itself is kept. On a database upgraded from 0.1.0 the tables that were moved are dropped
+     * as well (their create change sets were marked as ran, and Liquibase rolls those back too).
      *
      * @param schema the schema the changelog was applied to
      * @param count how many change sets to roll back; must be positive

@@ -123,4 +123,41 @@ class TransactionalWorkerTest extends DatabaseTest {
         assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
         assertThat(failed.lastError()).contains("AssertionError", "a bug in the handler");
     }
+
+    @Test
+    void aHandlerThatSwallowsADatabaseErrorStillEndsItsJobFailedAndTheOthersCommit() {
+        // the swallowed error aborts the transaction: the batch cannot commit, and under a
+        // savepoint the RELEASE fails; both must end in the job's failure being recorded
+        long swallowing = queue.enqueue(dsl, NewJob.builder("swallow", "swallow").priority(0).maxAttempts(2).build());
+        List<Long> good = queue.enqueueAll(dsl, Collections.nCopies(9, NewJob.of("swallow", "ok")));
+        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "swallow", (jobs, tx) -> {
+            for (Job job : jobs) {
+                if (job.kind().equals("swallow")) {
+                    try {
+                        tx.execute("SELECT 1 / 0");
+                    } catch (org.jooq.exception.DataAccessException ignored) {
+                        // a handler bug: the transaction is aborted now
+                    }
+                } else {
+                    tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                }
+            }
+        }).threads(1).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).queueConfig(FAST_RETRY)
+                .build().start()) {
+            awaitSettled("swallow");
+        }
+        assertThat(recorded()).containsExactlyInAnyOrderElementsOf(good);
+        Job failed = queue.find(dsl, swallowing).orElseThrow();
+        assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
+        assertThat(failed.attempts()).isEqualTo(2);
+    }
+
+    @Test
+    void aPoolTooSmallForTheThreadsIsRefusedAtStart() {
+        try (var small = dev.locksmith.it.TestPostgres.pool(database, 3)) {
+            TransactionalWorker worker = TransactionalWorker.builder(small, "q", (jobs, tx) -> { }).threads(3).build();
+            org.assertj.core.api.Assertions.assertThatThrownBy(worker::start).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("allows at most 3 connections").hasMessageContaining("needs 4");
+        }
+    }
 }
