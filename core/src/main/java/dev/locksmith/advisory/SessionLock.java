@@ -55,7 +55,7 @@ public final class SessionLock implements AutoCloseable {
                 unlocked = rs.next() && rs.getBoolean(1);
             }
         } catch (SQLException e) {
-            LOG.warn("locksmith: unlocking {} failed: {}", key, e.toString());
+            LOG.warn("unlocking {} failed", key, e);
         }
         try {
             if (unlocked) {
@@ -64,7 +64,7 @@ public final class SessionLock implements AutoCloseable {
                 connection.abort(Runnable::run);
             }
         } catch (SQLException e) {
-            LOG.warn("locksmith: closing the connection of {} failed: {}", key, e.toString());
+            LOG.warn("closing the connection of {} failed", key, e);
         }
     }
 }

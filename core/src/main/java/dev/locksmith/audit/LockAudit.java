@@ -251,7 +251,7 @@ public final class LockAudit implements AutoCloseable {
                 blockers.set(seen);
             }
         } catch (RuntimeException e) {
-            LOG.debug("locksmith: lock audit probe failed: {}", e.toString());
+            LOG.debug("lock audit probe failed", e);
         }
     }
 

@@ -60,7 +60,7 @@ final class QueueNotifications {
                 listen(connection);
             } catch (SQLException | RuntimeException e) {
                 if (running.get()) {
-                    LOG.warn("locksmith: LISTEN {} failed, polling until it reconnects: {}", JobQueue.CHANNEL, e.toString());
+                    LOG.warn("LISTEN {} failed, polling until it reconnects", JobQueue.CHANNEL, e);
                     try {
                         Thread.sleep(retryPause.toMillis());
                     } catch (InterruptedException interrupted) {
@@ -96,7 +96,7 @@ final class QueueNotifications {
             try (Statement statement = connection.createStatement()) {
                 statement.execute("UNLISTEN *");
             } catch (SQLException e) {
-                LOG.debug("locksmith: UNLISTEN failed: {}", e.toString());
+                LOG.debug("UNLISTEN failed", e);
             }
         }
     }
