@@ -9,7 +9,6 @@ import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.DSLContext;
@@ -42,14 +41,13 @@ class KilledConnectionsTest extends DatabaseTest {
         AtomicBoolean done = new AtomicBoolean();
         AtomicInteger kills = new AtomicInteger();
         Thread killer = new Thread(() -> {
+            // One terminate query after another; each kills a busy victim backend with probability
+            // 3 %, so kills land at random points of the victims' transactions, COMMIT included,
+            // paced by the round trips rather than by sleeping.
             while (!done.get()) {
                 kills.addAndGet(dsl.fetch("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        + "WHERE application_name = 'chaos-victim' AND datname = current_database()").size());
-                try {
-                    Thread.sleep(ThreadLocalRandom.current().nextInt(1, 15));
-                } catch (InterruptedException e) {
-                    return;
-                }
+                        + "WHERE application_name = 'chaos-victim' AND datname = current_database() "
+                        + "AND state <> 'idle' AND random() < 0.03").size());
             }
         }, "chaos-killer");
         try (HikariDataSource victim = new HikariDataSource(config)) {

@@ -135,7 +135,11 @@ class LeaseTest extends DatabaseTest {
                 return; // the stale run ends while the second one runs
             }
             secondStarted.countDown();
-            Thread.sleep(LEASE.multipliedBy(3).toMillis()); // outlives its lease: only heartbeats keep it
+            // outlives its lease: only heartbeats keep it, so wait until they have pushed it two
+            // leases past the expiry the claim set
+            awaitTrue("heartbeats extended the second run's lease", "SELECT coalesce(bool_or(locked_until >= ?::timestamptz), false) "
+                    + "FROM locksmith.jobs WHERE id = ? AND lease_id = ?",
+                    job.lockedUntil().plus(LEASE.multipliedBy(2)), job.id(), job.leaseId());
         };
         WorkerListener listener = new WorkerListener() {
             @Override
@@ -167,15 +171,23 @@ class LeaseTest extends DatabaseTest {
                 HikariDataSource proxied = proxy.pool(database, 8, 500)) {
             aLapsedLeaseDoesNotMakeTheJobLoop(proxied, () -> {
                 proxy.down(); // heartbeats fail, the lease expires
-                try {
-                    Thread.sleep(LEASE.multipliedBy(2).toMillis());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                awaitTrue("the lease expired", "SELECT coalesce(bool_and(locked_until < clock_timestamp()), false) "
+                        + "FROM locksmith.jobs WHERE queue = 'lapse' AND status = 'running'");
                 // another worker, which still reaches the database, rescues the expired lease
                 assertThat(queue.rescueExpired()).isEqualTo(1);
                 proxy.up(); // this worker claims the job again
             });
+        }
+    }
+
+    /** Polls {@code booleanSql} on the test's own connection until it is true, for at most 30 s. */
+    private void awaitTrue(String what, String booleanSql, Object... binds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!Boolean.TRUE.equals(dsl.fetchValue(booleanSql, binds))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            dsl.execute("SELECT pg_sleep(0.02)");
         }
     }
 
