@@ -1,6 +1,10 @@
 package dev.locksmith;
 
 import java.sql.SQLException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.function.Supplier;
 import org.jooq.exception.DataAccessException;
 import org.postgresql.util.PSQLException;
@@ -38,9 +42,9 @@ public final class PgErrors {
     public static final String ADMIN_SHUTDOWN = "57P01";
     public static final String UNDEFINED_TABLE = "42P01";
 
-    private static final java.util.regex.Pattern MISSING_RELATION =
-            java.util.regex.Pattern.compile("relation \"(?:([^\"]+)\\.)?([^\".]+)\" does not exist");
-    private static final java.util.Map<String, String> MODULE_OF_TABLE = java.util.Map.of(
+    private static final Pattern MISSING_RELATION =
+            Pattern.compile("relation \"(?:([^\"]+)\\.)?([^\".]+)\" does not exist");
+    private static final Map<String, String> MODULE_OF_TABLE = Map.of(
             "jobs", "QUEUE", "channel_accounts", "POOL", "accounts", "ACCOUNTS", "account_transfers", "ACCOUNTS",
             "lock_wait_event", "AUDIT", "deadlock_event", "AUDIT");
 
@@ -131,14 +135,14 @@ public final class PgErrors {
 
     /** A {@link SchemaNotAppliedException} when {@code message} names a locksmith table, else null. */
     private static LocksmithException missingTable(String message, String state, Throwable failure) {
-        java.util.regex.Matcher m = MISSING_RELATION.matcher(String.valueOf(message));
+        Matcher m = MISSING_RELATION.matcher(String.valueOf(message));
         if (!m.find() || !MODULE_OF_TABLE.containsKey(m.group(2))) {
             return null;
         }
         String table = m.group(1) == null ? m.group(2) : m.group(1) + "." + m.group(2);
         String module = MODULE_OF_TABLE.get(m.group(2));
         return new SchemaNotAppliedException("table " + table + " does not exist: apply the locksmith schema module "
-                + module + " (db/locksmith/" + module.toLowerCase(java.util.Locale.ROOT) + ".xml, or LocksmithSchema.migrate "
+                + module + " (db/locksmith/" + module.toLowerCase(Locale.ROOT) + ".xml, or LocksmithSchema.migrate "
                 + "with SchemaModule." + module + ") to this database and schema", state, table, module, failure);
     }
 

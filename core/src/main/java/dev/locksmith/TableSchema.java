@@ -1,8 +1,7 @@
 package dev.locksmith;
 
-import java.nio.charset.StandardCharsets;
+import dev.locksmith.internal.SchemaMapping;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import org.jooq.DSLContext;
 import org.jooq.conf.MappedSchema;
 import org.jooq.conf.RenderMapping;
@@ -28,8 +27,6 @@ public final class TableSchema {
     /** The schema of the generated tables, and the default of the changelog. */
     public static final String DEFAULT = "locksmith";
 
-    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
-
     private TableSchema() {
     }
 
@@ -43,7 +40,7 @@ public final class TableSchema {
      */
     public static DSLContext using(DSLContext dsl, String schema) {
         Objects.requireNonNull(dsl, "dsl");
-        String target = require(schema);
+        String target = SchemaMapping.requireName(schema);
         if (target.equals(DEFAULT) && mappedSchema(dsl.settings()).equals(DEFAULT)) {
             return dsl;
         }
@@ -53,7 +50,7 @@ public final class TableSchema {
     /** A copy of {@code base} that renders locksmith's tables in {@code schema}. */
     public static Settings settings(Settings base, String schema) {
         Objects.requireNonNull(base, "base");
-        String target = require(schema);
+        String target = SchemaMapping.requireName(schema);
         Settings copy = (Settings) base.clone();
         RenderMapping mapping = copy.getRenderMapping() == null ? new RenderMapping()
                 : (RenderMapping) copy.getRenderMapping().clone();
@@ -75,15 +72,5 @@ public final class TableSchema {
             }
         }
         return DEFAULT;
-    }
-
-    private static String require(String schema) {
-        Objects.requireNonNull(schema, "schema");
-        if (!IDENTIFIER.matcher(schema).matches() || schema.getBytes(StandardCharsets.UTF_8).length > 63
-                || schema.startsWith("pg_")) {
-            throw new IllegalArgumentException("schema must be a lower-case unquoted identifier of at most 63 bytes "
-                    + "([a-z_][a-z0-9_]*, not pg_*), was '" + schema + "'");
-        }
-        return schema;
     }
 }

@@ -4,6 +4,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import dev.locksmith.internal.CheckedFailure;
 import dev.locksmith.internal.TransactionIdentity;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
@@ -182,7 +183,7 @@ public final class Transactions {
             Attempt<T, X> current = new Attempt<>(isolation, body, !commitResolution.isZero());
             try {
                 return dsl.transactionResult(current);
-            } catch (CallerFailure own) {
+            } catch (CheckedFailure own) {
                 throw current.rethrowOwn(own);
             } catch (RuntimeException e) {
                 if (!PgErrors.isDatabaseError(e)) {
@@ -190,9 +191,7 @@ public final class Transactions {
                 }
                 LocksmithException failure = PgErrors.translate(e);
                 if (current.commitSent && outcomeUncertain(failure)) {
-                    CommitResolver.Outcome outcome = current.identity == null || current.identity.xid() == null
-                            ? (!commitResolution.isZero() ? CommitResolver.Outcome.ABORTED : CommitResolver.Outcome.UNKNOWN)
-                            : CommitResolver.resolve(dsl, current.identity, commitResolution, failure);
+                    CommitResolver.Outcome outcome = outcomeOf(current.identity, failure);
                     if (outcome == CommitResolver.Outcome.COMMITTED) {
                         return current.result;
                     }
@@ -214,6 +213,17 @@ public final class Transactions {
                 }
             }
         }
+    }
+
+    /** What became of a transaction whose COMMIT failed with {@code failure}, as far as can be found out. */
+    private CommitResolver.Outcome outcomeOf(TransactionIdentity identity, LocksmithException failure) {
+        if (commitResolution.isZero()) {
+            return CommitResolver.Outcome.UNKNOWN; // not looked up, so no identity was noted either
+        }
+        if (identity.xid() == null) {
+            return CommitResolver.Outcome.ABORTED; // it wrote nothing: there was nothing to commit
+        }
+        return CommitResolver.resolve(dsl, identity, commitResolution, failure);
     }
 
     /** A connection failure (or a failure without SQLState) says nothing about a COMMIT already sent. */
@@ -263,7 +273,7 @@ public final class Transactions {
                 if (checked instanceof SQLException) {
                     throw checked; // a database error: jOOQ wraps it, and it is translated and retried as such
                 }
-                throw new CallerFailure(checked);
+                throw new CheckedFailure(checked);
             }
             TransactionIdentity reported = TransactionIdentity.take();
             if (identify) {
@@ -289,21 +299,12 @@ public final class Transactions {
         }
 
         @SuppressWarnings("unchecked")
-        X rethrowOwn(CallerFailure own) throws X {
-            Exception cause = (Exception) own.getCause();
+        X rethrowOwn(CheckedFailure own) throws X {
+            Exception cause = own.checked();
             for (Throwable suppressed : own.getSuppressed()) {
                 cause.addSuppressed(suppressed);
             }
             throw (X) cause;
-        }
-    }
-
-    /** Carries the body's checked exception through jOOQ, which would otherwise wrap it as a database error. */
-    private static final class CallerFailure extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        CallerFailure(Exception cause) {
-            super(cause.toString(), cause, false, false);
         }
     }
 }

@@ -481,12 +481,6 @@ public final class JobQueue {
         return Durations.positive(what, value);
     }
 
-    /** A worker's schema name, validated as {@link dev.locksmith.TableSchema} does. */
-    static String requireSchema(String schema) {
-        dev.locksmith.TableSchema.using(DSL.using(org.jooq.SQLDialect.POSTGRES), schema);
-        return schema;
-    }
-
     /** Refuses LISTEN wake-ups behind a transaction pooler, where LISTEN cannot work. */
     static void requireListenAllowed(boolean listen, dev.locksmith.PoolingMode poolingMode) {
         if (listen) {

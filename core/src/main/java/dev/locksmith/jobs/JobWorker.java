@@ -1,6 +1,7 @@
 package dev.locksmith.jobs;
 
 import dev.locksmith.PoolingMode;
+import dev.locksmith.internal.SchemaMapping;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
@@ -142,14 +143,8 @@ public final class JobWorker implements AutoCloseable {
      *     connections than {@link #connectionsNeeded(int, boolean)}
      */
     public JobWorker start() {
-        int needed = connectionsNeeded(settings.threads(), settings.listen());
-        PoolSize.maximum(dataSource).ifPresent(maximum -> {
-            if (maximum < needed) {
-                throw new IllegalStateException("the data source allows at most " + maximum + " connections, but a "
-                        + "worker with " + settings.threads() + " threads" + (settings.listen() ? " and LISTEN" : "")
-                        + " needs " + needed + " at the same time; enlarge the pool or lower threads");
-            }
-        });
+        PoolSize.require(dataSource, connectionsNeeded(settings.threads(), settings.listen()), "worker",
+                settings.threads(), settings.listen());
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
@@ -485,7 +480,7 @@ public final class JobWorker implements AutoCloseable {
          * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
          */
         public Builder schema(String schema) {
-            this.schema = JobQueue.requireSchema(schema);
+            this.schema = SchemaMapping.requireName(schema);
             return this;
         }
 

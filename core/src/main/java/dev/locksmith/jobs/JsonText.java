@@ -77,14 +77,7 @@ final class JsonText {
 
     private void object(int depth) {
         requireDepth(depth);
-        pos++;
-        whitespace();
-        if (peek() == '}') {
-            pos++;
-            return;
-        }
-        while (true) {
-            whitespace();
+        members('}', "an object", () -> {
             if (peek() != '"') {
                 throw error("an object key must be a string");
             }
@@ -93,37 +86,33 @@ final class JsonText {
             expect(':');
             whitespace();
             value(depth);
-            whitespace();
-            char c = next();
-            if (c == '}') {
-                return;
-            }
-            if (c != ',') {
-                pos--;
-                throw error("',' or '}' expected in an object");
-            }
-        }
+        });
     }
 
     private void array(int depth) {
         requireDepth(depth);
+        members(']', "an array", () -> value(depth));
+    }
+
+    /** The members of an object or array, from its opening bracket to {@code close}, comma-separated. */
+    private void members(char close, String what, Runnable member) {
         pos++;
         whitespace();
-        if (peek() == ']') {
+        if (peek() == close) {
             pos++;
             return;
         }
         while (true) {
             whitespace();
-            value(depth);
+            member.run();
             whitespace();
             char c = next();
-            if (c == ']') {
+            if (c == close) {
                 return;
             }
             if (c != ',') {
                 pos--;
-                throw error("',' or ']' expected in an array");
+                throw error("',' or '" + close + "' expected in " + what);
             }
         }
     }

@@ -17,6 +17,20 @@ final class PoolSize {
     private PoolSize() {
     }
 
+    /**
+     * Fails when {@code dataSource} is a pool known to allow fewer than {@code needed}
+     * connections; {@code worker} and {@code threads} name what needs them in the message.
+     */
+    static void require(DataSource dataSource, int needed, String worker, int threads, boolean listen) {
+        maximum(dataSource).ifPresent(maximum -> {
+            if (maximum < needed) {
+                throw new IllegalStateException("the data source allows at most " + maximum + " connections, but a "
+                        + worker + " with " + threads + " threads" + (listen ? " and LISTEN" : "") + " needs " + needed
+                        + " at the same time; enlarge the pool or lower threads");
+            }
+        });
+    }
+
     static OptionalInt maximum(DataSource dataSource) {
         for (String getter : GETTERS) {
             try {

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
+import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.internal.CheckedFailure;
 import dev.locksmith.internal.Savepoints;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -97,14 +99,7 @@ public final class TransactionalWorker implements AutoCloseable {
      *     {@code threads + 1} connections ({@code threads} without LISTEN)
      */
     public TransactionalWorker start() {
-        int needed = threads.size() + (listen ? 1 : 0);
-        PoolSize.maximum(dataSource).ifPresent(maximum -> {
-            if (maximum < needed) {
-                throw new IllegalStateException("the data source allows at most " + maximum + " connections, but a "
-                        + "transactional worker with " + threads.size() + " threads" + (listen ? " and LISTEN" : "")
-                        + " needs " + needed + " at the same time; enlarge the pool or lower threads");
-            }
-        });
+        PoolSize.require(dataSource, threads.size() + (listen ? 1 : 0), "transactional worker", threads.size(), listen);
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("already started");
         }
@@ -197,12 +192,12 @@ public final class TransactionalWorker implements AutoCloseable {
                         } catch (RuntimeException | Error e) {
                             throw e;
                         } catch (Exception checked) {
-                            throw new HandlerFailure(checked);
+                            throw new CheckedFailure(checked);
                         }
                         return null;
                     });
                 } catch (RuntimeException | Error e) {
-                    Throwable cause = e instanceof HandlerFailure ? e.getCause() : e;
+                    Throwable cause = e instanceof CheckedFailure wrapped ? wrapped.checked() : e;
                     failures++;
                     FailResult result = queue.requeueFailed(tx, job, JobWorker.describe(cause));
                     if (result.outcome() == FailResult.Outcome.FAILED) {
@@ -215,15 +210,6 @@ public final class TransactionalWorker implements AutoCloseable {
                     }
                 }
             }
-        }
-    }
-
-    /** Carries a handler's checked exception through {@link Savepoints#unit}. */
-    private static final class HandlerFailure extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        HandlerFailure(Exception cause) {
-            super(cause.toString(), cause, false, false);
         }
     }
 
@@ -337,7 +323,7 @@ public final class TransactionalWorker implements AutoCloseable {
          * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
          */
         public Builder schema(String schema) {
-            this.schema = JobQueue.requireSchema(schema);
+            this.schema = SchemaMapping.requireName(schema);
             return this;
         }
 
