@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.CommitOutcomeUnknownException;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,7 +24,13 @@ import org.junit.jupiter.api.Test;
  */
 class KilledConnectionsTest extends DatabaseTest {
 
+    /** At least this many transactions run. */
     private static final int TRANSACTIONS = 300;
+
+    /** More run, up to a ceiling, until this many backends were killed: kills are random. */
+    private static final int WANTED_KILLS = 10;
+
+    private static final Duration CEILING = Duration.ofSeconds(60);
 
     @Test
     void everyReportedOutcomeMatchesTheDatabase() throws Exception {
@@ -40,21 +47,29 @@ class KilledConnectionsTest extends DatabaseTest {
         Set<Integer> reportedUnknown = new HashSet<>();
         AtomicBoolean done = new AtomicBoolean();
         AtomicInteger kills = new AtomicInteger();
-        Thread killer = new Thread(() -> {
-            // One terminate query after another; each kills a busy victim backend with probability
-            // 3 %, so kills land at random points of the victims' transactions, COMMIT included,
-            // paced by the round trips rather than by sleeping.
-            while (!done.get()) {
-                kills.addAndGet(dsl.fetch("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        + "WHERE application_name = 'chaos-victim' AND datname = current_database() "
-                        + "AND state <> 'idle' AND random() < 0.03").size());
-            }
-        }, "chaos-killer");
+        Thread killer = new Thread(
+                () -> {
+                    // One terminate query after another; each kills a busy victim backend with probability
+                    // 3 %, so kills land at random points of the victims' transactions, COMMIT included,
+                    // paced by the round trips rather than by sleeping.
+                    while (!done.get()) {
+                        kills.addAndGet(dsl.fetch("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                        + "WHERE application_name = 'chaos-victim' AND datname = current_database() "
+                                        + "AND state <> 'idle' AND random() < 0.03")
+                                .size());
+                    }
+                },
+                "chaos-killer");
         try (HikariDataSource victim = new HikariDataSource(config)) {
             DSLContext victimDsl = DSL.using(victim, SQLDialect.POSTGRES);
             Transactions tx = new Transactions(victimDsl, RetryPolicy.noRetry());
             killer.start();
-            for (int n = 1; n <= TRANSACTIONS; n++) {
+            // On a loaded machine the killer may see few busy victims in 300 transactions; keep going
+            // (bounded) until enough kills landed, so the test never passes or fails on luck alone.
+            long deadline = System.nanoTime() + CEILING.toNanos();
+            for (int n = 1;
+                    n <= TRANSACTIONS || (kills.get() < WANTED_KILLS && System.nanoTime() - deadline < 0);
+                    n++) {
                 int row = n;
                 try {
                     tx.run(c -> {
@@ -76,13 +91,21 @@ class KilledConnectionsTest extends DatabaseTest {
         }
         Set<Integer> inDatabase = new HashSet<>();
         dsl.fetch("SELECT n FROM chaos_ledger").forEach(r -> inDatabase.add(r.get(0, Integer.class)));
-        System.out.printf("killed %d backends; %d transactions: %d reported committed, %d not committed, %d unknown%n",
-                kills.get(), TRANSACTIONS, reportedCommitted.size(), reportedNotCommitted.size(), reportedUnknown.size());
+        System.out.printf(
+                "killed %d backends; %d transactions: %d reported committed, %d not committed, %d unknown%n",
+                kills.get(),
+                reportedCommitted.size() + reportedNotCommitted.size() + reportedUnknown.size(),
+                reportedCommitted.size(),
+                reportedNotCommitted.size(),
+                reportedUnknown.size());
 
         assertThat(kills.get()).as("backends were killed").isPositive();
-        assertThat(reportedNotCommitted).as("transactions that did go through the kills").isNotEmpty();
+        assertThat(reportedNotCommitted)
+                .as("transactions that did go through the kills")
+                .isNotEmpty();
         assertThat(inDatabase).as("every reported commit is in the database").containsAll(reportedCommitted);
-        assertThat(inDatabase).as("no transaction reported as not committed is in the database")
+        assertThat(inDatabase)
+                .as("no transaction reported as not committed is in the database")
                 .doesNotContainAnyElementsOf(reportedNotCommitted);
     }
 }
