@@ -1,6 +1,7 @@
 package dev.locksmith;
 
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The connection failed while {@code COMMIT} was in flight, and locksmith could not find out
@@ -13,17 +14,25 @@ import java.util.OptionalLong;
  * commit log of that transaction). Make the work idempotent (for transfers, give each one a
  * transfer id) to retry it safely.
  */
-public class CommitOutcomeUnknownException extends LocksmithException {
+public final class CommitOutcomeUnknownException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
-    private final Long transactionId;
+    /** The transaction id ({@code xid8}), or null when it had none or was not looked up. */
+    private final @Nullable Long transactionId;
 
-    CommitOutcomeUnknownException(String message, String sqlState, Long transactionId, Throwable cause) {
+    CommitOutcomeUnknownException(
+            String message, @Nullable String sqlState, @Nullable Long transactionId, Throwable cause) {
         super(message, sqlState, cause);
         this.transactionId = transactionId;
     }
 
-    /** The PostgreSQL transaction id ({@code xid8}) of the transaction, when it had one. */
+    /**
+     * The transaction to ask PostgreSQL about.
+     *
+     * @return its transaction id ({@code xid8}), to pass to {@code pg_xact_status}; empty when the
+     *     transaction had none (it had written nothing when {@code COMMIT} was sent) or the
+     *     outcome was not looked up (commit resolution off)
+     */
     public OptionalLong transactionId() {
         return transactionId == null ? OptionalLong.empty() : OptionalLong.of(transactionId);
     }

@@ -1,7 +1,7 @@
 package dev.locksmith;
 
-import java.time.Duration;
 import dev.locksmith.internal.TransactionIdentity;
+import java.time.Duration;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record2;
@@ -20,19 +20,24 @@ import org.jooq.impl.SQLDataType;
 final class CommitResolver {
 
     /** What a transaction became. */
-    enum Outcome { COMMITTED, ABORTED, UNKNOWN }
+    enum Outcome {
+        COMMITTED,
+        ABORTED,
+        UNKNOWN
+    }
 
     private static final Duration POLL = Duration.ofMillis(20);
     private static final Duration GRACE_BEFORE_TERMINATE = Duration.ofMillis(500);
 
-    private CommitResolver() {
-    }
+    private CommitResolver() {}
 
     /** The running transaction's id (only if it has one: read-only work gets none) and backend pid. */
     static TransactionIdentity identify(DSLContext tx) {
         Record2<String, Integer> row = tx.select(
-                DSL.function("pg_current_xact_id_if_assigned", Object.class).cast(SQLDataType.VARCHAR),
-                DSL.function("pg_backend_pid", SQLDataType.INTEGER)).fetchSingle();
+                        DSL.function("pg_current_xact_id_if_assigned", Object.class)
+                                .cast(SQLDataType.VARCHAR),
+                        DSL.function("pg_backend_pid", SQLDataType.INTEGER))
+                .fetchSingle();
         return new TransactionIdentity(row.value1() == null ? null : Long.valueOf(row.value1()), row.value2());
     }
 
@@ -41,6 +46,7 @@ final class CommitResolver {
      * until the outcome is known or {@code timeout} has passed. Failures of the look-up itself
      * are added to {@code failure} as suppressed and do not end the polling early.
      */
+    @SuppressWarnings("NullAway") // identity.xid() is not null: Transactions asks only about a transaction with an id
     static Outcome resolve(DSLContext dsl, TransactionIdentity identity, Duration timeout, Throwable failure) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
@@ -49,7 +55,8 @@ final class CommitResolver {
         while (true) {
             try {
                 String status = dsl.select(DSL.function("pg_xact_status", String.class, xid8(identity.xid())))
-                        .fetchSingle().value1();
+                        .fetchSingle()
+                        .value1();
                 lastLookupFailure = null;
                 if ("committed".equals(status)) {
                     return Outcome.COMMITTED;
@@ -80,9 +87,11 @@ final class CommitResolver {
      * Terminates the backend only if it still runs this very transaction: pids are reused, so
      * the 32-bit {@code backend_xid} must match the low half of the {@code xid8} too.
      */
+    @SuppressWarnings("NullAway") // identity.xid() is not null: see resolve
     private static void terminateIfStillRunning(DSLContext dsl, TransactionIdentity identity) {
         Field<Integer> pid = DSL.field(DSL.name("pid"), SQLDataType.INTEGER);
-        Field<String> backendXid = DSL.field(DSL.name("backend_xid"), Object.class).cast(SQLDataType.VARCHAR);
+        Field<String> backendXid =
+                DSL.field(DSL.name("backend_xid"), Object.class).cast(SQLDataType.VARCHAR);
         String lowXid = Long.toString(identity.xid() & 0xFFFF_FFFFL);
         dsl.select(DSL.function("pg_terminate_backend", Boolean.class, pid))
                 .from(DSL.table(DSL.name("pg_catalog", "pg_stat_activity")))

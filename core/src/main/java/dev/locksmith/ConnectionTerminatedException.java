@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The server ended the connection ({@code 57P01} administrator command such as
  * {@code pg_terminate_backend}, {@code 57P02}/{@code 57P03}, or a class {@code 08} connection
@@ -9,12 +11,11 @@ package dev.locksmith;
  * {@link CommitOutcomeUnknownException} instead; a bare repository call inside a transaction
  * that someone else commits cannot tell, so this type then only says the connection is gone.
  */
-public class ConnectionTerminatedException extends LocksmithException {
+public final class ConnectionTerminatedException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public ConnectionTerminatedException(String message, String sqlState, Throwable cause) {
+    ConnectionTerminatedException(@Nullable String message, String sqlState, Throwable cause) {
         super(message, sqlState, cause);
     }
-
 }

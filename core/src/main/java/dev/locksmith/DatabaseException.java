@@ -1,12 +1,13 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** A database error locksmith has no more specific type for; {@link #sqlState()} says which. */
-public class DatabaseException extends LocksmithException {
+public final class DatabaseException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public DatabaseException(String message, String sqlState, Throwable cause) {
+    DatabaseException(@Nullable String message, @Nullable String sqlState, Throwable cause) {
         super(message, sqlState, cause);
     }
-
 }

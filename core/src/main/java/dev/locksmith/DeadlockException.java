@@ -1,16 +1,13 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** PostgreSQL detected a deadlock ({@code 40P01}) and aborted this transaction as the victim. Retry the whole transaction; better, lock rows in a consistent order. */
-public class DeadlockException extends LocksmithException {
+public final class DeadlockException extends TransientLocksmithException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public DeadlockException(String message, String sqlState, Throwable cause) {
+    DeadlockException(@Nullable String message, String sqlState, Throwable cause) {
         super(message, sqlState, cause);
-    }
-
-    @Override
-    public boolean isTransient() {
-        return true;
     }
 }

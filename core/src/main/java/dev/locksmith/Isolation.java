@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** Transaction isolation levels, set with {@code SET TRANSACTION} as a transaction's first statement. */
 public enum Isolation {
     /** PostgreSQL's default; no statement is issued. */
@@ -9,13 +11,14 @@ public enum Isolation {
     /** Serializable snapshot isolation; may fail with {@link SerializationFailureException}. */
     SERIALIZABLE("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
 
-    private final String statement;
+    private final @Nullable String statement;
 
-    Isolation(String statement) {
+    Isolation(@Nullable String statement) {
         this.statement = statement;
     }
 
     /** The fixed statement that selects this level, or null for the default. */
+    @Nullable
     String statement() {
         return statement;
     }

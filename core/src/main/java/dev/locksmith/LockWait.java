@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.TransactionGuard;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -11,6 +13,7 @@ import org.jooq.SelectForStep;
 import org.jooq.SelectForUpdateWaitStep;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How long a locking statement may wait for a row lock another transaction holds. One value
@@ -58,14 +61,19 @@ public final class LockWait {
     private static final LockWait SKIP_LOCKED = new LockWait(Kind.SKIP_LOCKED, null);
 
     private final Kind kind;
-    private final Duration bound;
+    private final @Nullable Duration bound;
 
-    private LockWait(Kind kind, Duration bound) {
+    private LockWait(Kind kind, @Nullable Duration bound) {
         this.kind = kind;
         this.bound = bound;
     }
 
-    /** Wait until the lock is free. */
+    /**
+     * Wait until the lock is free, however long the holder keeps it.
+     *
+     * @return the wait that sets no bound of its own (a {@code lock_timeout} the session or role
+     *     already has still applies)
+     */
     public static LockWait forever() {
         return FOREVER;
     }
@@ -73,7 +81,11 @@ public final class LockWait {
     /**
      * Wait at most {@code bound} (rounded up to whole milliseconds; PostgreSQL's resolution).
      *
-     * @throws IllegalArgumentException if the bound is not positive
+     * @param bound the longest wait for one locking statement: more than zero and at most
+     *     {@link Integer#MAX_VALUE} milliseconds (about 24.8 days, {@code lock_timeout}'s limit)
+     * @return a bounded wait; when the bound runs out the statement fails with
+     *     {@link LockNotAvailableException} and the transaction is aborted
+     * @throws IllegalArgumentException if the bound is not positive or too long
      */
     public static LockWait upTo(Duration bound) {
         Objects.requireNonNull(bound, "bound");
@@ -81,37 +93,53 @@ public final class LockWait {
             throw new IllegalArgumentException("lock wait bound must be positive, was " + bound);
         }
         if (bound.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
-            throw new IllegalArgumentException("lock wait bound must be at most " + Integer.MAX_VALUE
-                    + " ms (PostgreSQL's limit), was " + bound);
+            throw new IllegalArgumentException(
+                    "lock wait bound must be at most " + Integer.MAX_VALUE + " ms (PostgreSQL's limit), was " + bound);
         }
         return new LockWait(Kind.BOUNDED, bound);
     }
 
-    /** Fail at once when the lock is held ({@code NOWAIT}). */
+    /**
+     * Fail at once when the lock is held ({@code NOWAIT}).
+     *
+     * @return the wait that never waits: a held lock fails the statement with
+     *     {@link LockNotAvailableException} and aborts the transaction
+     */
     public static LockWait noWait() {
         return NO_WAIT;
     }
 
-    /** Skip locked rows ({@code SKIP LOCKED}). */
+    /**
+     * Skip locked rows ({@code SKIP LOCKED}): the statement sees only rows it can lock at once,
+     * which is what a queue consumer wants and a read of one particular row does not.
+     *
+     * @return the wait that never waits and never fails on a held lock
+     */
     public static LockWait skipLocked() {
         return SKIP_LOCKED;
     }
 
-    /** Which kind of wait this is. */
+    /** {@return which kind of wait this is} */
     public Kind kind() {
         return kind;
     }
 
-    /** The bound of a {@link Kind#BOUNDED} wait. */
+    /** {@return the bound of a {@link Kind#BOUNDED} wait, as given; empty for the other kinds} */
     public Optional<Duration> bound() {
         return Optional.ofNullable(bound);
     }
 
     /**
-     * The bound in whole milliseconds, rounded up (the value given to {@code lock_timeout});
-     * only for {@link Kind#BOUNDED}.
+     * The bound in whole milliseconds, rounded up: the value given to {@code lock_timeout}.
+     *
+     * @return at least 1 and at most {@link Integer#MAX_VALUE}
+     * @throws IllegalStateException when this is not a {@link Kind#BOUNDED} wait
      */
     public long boundMillis() {
+        Duration bound = this.bound;
+        if (bound == null) {
+            throw new IllegalStateException(this + " has no bound: boundMillis() is only for LockWait.upTo(...)");
+        }
         long millis = bound.toMillis();
         return bound.minusMillis(millis).isZero() ? millis : millis + 1;
     }
@@ -119,6 +147,13 @@ public final class LockWait {
     /**
      * Adds this wait's clause to a {@code FOR UPDATE}/{@code FOR NO KEY UPDATE}/{@code FOR SHARE}
      * select: {@code NOWAIT}, {@code SKIP LOCKED}, or nothing (forever and bounded waits).
+     * Rendering only; a bounded wait also needs {@link #run} around the statement, which is what
+     * sets the bound.
+     *
+     * @param <R> the select's record type
+     * @param select a select with its locking clause ({@code forUpdate()}, {@code forShare()},
+     *     ...), not yet executed
+     * @return the same select, with the wait's clause when it has one
      */
     public <R extends Record> SelectForStep<R> applyTo(SelectForUpdateWaitStep<R> select) {
         switch (kind) {
@@ -137,17 +172,28 @@ public final class LockWait {
      * (both with {@code set_config(..., true)}, so nothing outlives the transaction); other
      * kinds run the statement as it is. Database errors come back translated.
      *
+     * <p>For a bounded wait this costs two extra round trips (setting and restoring the timeout).
+     * The bound applies to each lock the statement waits for, not to the statement as a whole.
+     *
+     * @param <T> what the statement returns
+     * @param tx the caller's transaction, the one the statement runs in
+     * @param lockingStatement runs the locking statement on {@code tx}; called once, on this
+     *     thread, with the wait's setting in force
+     * @return what {@code lockingStatement} returned
+     * @throws LockNotAvailableException when a {@code NOWAIT} found a lock held or the bound ran
+     *     out; the transaction is aborted
+     * @throws LocksmithException any other database error of the statement, translated
      * @throws IllegalStateException for a bounded wait when {@code tx} is in auto-commit mode
      *     (the bound could not hold there; see the class comment), before anything is sent
      */
-    public <T> T run(DSLContext tx, Supplier<T> lockingStatement) {
+    public <T extends @Nullable Object> T run(DSLContext tx, Supplier<T> lockingStatement) {
         Objects.requireNonNull(tx, "tx");
         Objects.requireNonNull(lockingStatement, "lockingStatement");
         if (kind != Kind.BOUNDED) {
-            return PgErrors.translating(lockingStatement);
+            return Errors.translating(lockingStatement);
         }
-        Transactions.requireOpen(tx, this + " (a transaction-scoped lock_timeout)");
-        return PgErrors.translating(() -> {
+        TransactionGuard.requireOpen(tx, this + " (a transaction-scoped lock_timeout)");
+        return Errors.translating(() -> {
             Record2<String, String> previous = tx.select(
                             DSL.function("current_setting", SQLDataType.VARCHAR, DSL.val("lock_timeout")),
                             setLocal("lock_timeout", Long.toString(boundMillis())))
@@ -163,7 +209,7 @@ public final class LockWait {
     }
 
     @Override
-    public boolean equals(Object other) {
+    public boolean equals(@Nullable Object other) {
         return other instanceof LockWait that && kind == that.kind && Objects.equals(bound, that.bound);
     }
 

@@ -5,14 +5,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.function.Supplier;
-import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
 /**
  * The one place that maps PostgreSQL SQLStates to locksmith's exception types. Repositories,
- * the retry loop and the lock audit all go through here.
+ * the retry loop and the lock audit all go through here; code of your own that runs jOOQ
+ * statements can use {@link #translate(Throwable)} to get the same types.
  *
  * <table>
  *   <caption>Mapping</caption>
@@ -32,30 +32,55 @@ import org.postgresql.util.ServerErrorMessage;
  */
 public final class PgErrors {
 
+    /** {@code deadlock_detected}: this transaction was the victim; {@link DeadlockException}. */
     public static final String DEADLOCK_DETECTED = "40P01";
+    /** {@code serialization_failure}: {@link SerializationFailureException}. */
     public static final String SERIALIZATION_FAILURE = "40001";
+    /** {@code lock_not_available}: {@code NOWAIT} or {@code lock_timeout}; {@link LockNotAvailableException}. */
     public static final String LOCK_NOT_AVAILABLE = "55P03";
+    /** {@code unique_violation}: {@link UniqueViolationException}. */
     public static final String UNIQUE_VIOLATION = "23505";
+    /** {@code check_violation}: {@link CheckViolationException}. */
     public static final String CHECK_VIOLATION = "23514";
+    /** {@code query_canceled}: {@code statement_timeout} or a cancel request; {@link StatementTimeoutException}. */
     public static final String QUERY_CANCELED = "57014";
+    /** {@code in_failed_sql_transaction}: an earlier error aborted the transaction; {@link TransactionAbortedException}. */
     public static final String IN_FAILED_SQL_TRANSACTION = "25P02";
+    /** {@code admin_shutdown}, such as {@code pg_terminate_backend}: {@link ConnectionTerminatedException}. */
     public static final String ADMIN_SHUTDOWN = "57P01";
+    /** {@code undefined_table}: {@link SchemaNotAppliedException} when the table is locksmith's. */
     public static final String UNDEFINED_TABLE = "42P01";
 
     private static final Pattern MISSING_RELATION =
             Pattern.compile("relation \"(?:([^\"]+)\\.)?([^\".]+)\" does not exist");
     private static final Map<String, String> MODULE_OF_TABLE = Map.of(
-            "jobs", "QUEUE", "channel_accounts", "POOL", "accounts", "ACCOUNTS", "account_transfers", "ACCOUNTS",
-            "lock_wait_event", "AUDIT", "deadlock_event", "AUDIT");
+            "jobs",
+            "QUEUE",
+            "channel_accounts",
+            "POOL",
+            "accounts",
+            "ACCOUNTS",
+            "account_transfers",
+            "ACCOUNTS",
+            "lock_wait_event",
+            "AUDIT",
+            "deadlock_event",
+            "AUDIT");
 
-    private PgErrors() {
-    }
+    private PgErrors() {}
 
     /**
      * Translates {@code failure} into a {@link LocksmithException}. A LocksmithException is
      * returned as it is; anything else is classified by the first SQLState found along its
      * cause chain, and kept as the cause. A failure with no SQLState becomes a
      * {@link DatabaseException} with a null SQLState.
+     *
+     * <p>Pure: no statement is sent and nothing is logged, so it is safe in a {@code catch} block
+     * of code that runs its own jOOQ or JDBC statements.
+     *
+     * @param failure what a statement threw: a jOOQ {@code DataAccessException}, an
+     *     {@link SQLException}, or anything with one of those along its cause chain
+     * @return the typed exception, to throw; {@code failure} itself when it already is one
      */
     public static LocksmithException translate(Throwable failure) {
         if (failure instanceof LocksmithException locksmith) {
@@ -101,53 +126,28 @@ public final class PgErrors {
         }
     }
 
-    /**
-     * Whether {@code failure} came from the database (a jOOQ {@link DataAccessException} or
-     * anything carrying a {@link SQLException}) or is already a {@link LocksmithException}.
-     * Other exceptions, such as a caller's own, are not translated by locksmith.
-     */
-    public static boolean isDatabaseError(Throwable failure) {
-        return failure instanceof LocksmithException
-                || failure instanceof DataAccessException
-                || findSqlException(failure) != null;
-    }
-
-    /**
-     * Rethrows {@code failure} translated when it is a database error, and as it is otherwise.
-     * Declared to return an exception so callers can write {@code throw rethrow(e)}.
-     */
-    public static RuntimeException rethrow(RuntimeException failure) {
-        throw isDatabaseError(failure) ? translate(failure) : failure;
-    }
-
-    /**
-     * Runs {@code work}; database errors leave it translated with {@link #translate(Throwable)},
-     * other runtime exceptions unchanged. Repositories wrap their statements in this so callers
-     * only ever see locksmith types for database failures.
-     */
-    public static <T> T translating(Supplier<T> work) {
-        try {
-            return work.get();
-        } catch (RuntimeException e) {
-            throw rethrow(e);
-        }
-    }
-
     /** A {@link SchemaNotAppliedException} when {@code message} names a locksmith table, else null. */
-    private static LocksmithException missingTable(String message, String state, Throwable failure) {
+    private static @Nullable LocksmithException missingTable(
+            @Nullable String message, String state, Throwable failure) {
         Matcher m = MISSING_RELATION.matcher(String.valueOf(message));
         if (!m.find() || !MODULE_OF_TABLE.containsKey(m.group(2))) {
             return null;
         }
         String table = m.group(1) == null ? m.group(2) : m.group(1) + "." + m.group(2);
         String module = MODULE_OF_TABLE.get(m.group(2));
-        return new SchemaNotAppliedException("table " + table + " does not exist: apply the locksmith schema module "
-                + module + " (db/locksmith/" + module.toLowerCase(Locale.ROOT) + ".xml, or LocksmithSchema.migrate "
-                + "with SchemaModule." + module + ") to this database and schema", state, table, module, failure);
+        return new SchemaNotAppliedException(
+                "table " + table + " does not exist: apply the locksmith schema module "
+                        + module + " (db/locksmith/" + module.toLowerCase(Locale.ROOT)
+                        + ".xml, or LocksmithSchema.migrate "
+                        + "with SchemaModule." + module + ") to this database and schema",
+                state,
+                table,
+                module,
+                failure);
     }
 
     /** The first SQLException with a SQLState along the cause chain, else the first one, else null. */
-    static SQLException findSqlException(Throwable failure) {
+    static @Nullable SQLException findSqlException(Throwable failure) {
         SQLException first = null;
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof SQLException sql) {
@@ -166,7 +166,7 @@ public final class PgErrors {
         return first;
     }
 
-    private static String constraintOf(SQLException sql) {
+    private static @Nullable String constraintOf(@Nullable SQLException sql) {
         if (sql instanceof PSQLException psql) {
             ServerErrorMessage server = psql.getServerErrorMessage();
             return server == null ? null : server.getConstraint();

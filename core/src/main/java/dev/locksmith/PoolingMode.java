@@ -35,7 +35,8 @@ public enum PoolingMode {
     public void requireSessionState(String feature, String instead) {
         if (this == TRANSACTION) {
             throw new IllegalStateException(feature + " needs one server session per connection, which "
-                    + "PoolingMode.TRANSACTION (a transaction-pooling proxy such as PgBouncer) does not give: " + instead);
+                    + "PoolingMode.TRANSACTION (a transaction-pooling proxy such as PgBouncer) does not give: "
+                    + instead);
         }
     }
 }

@@ -5,10 +5,12 @@ package dev.locksmith;
  * applied to this database, or was applied to another schema than the one the repositories
  * render. The message names the module to apply.
  */
-public class SchemaNotAppliedException extends LocksmithException {
+public final class SchemaNotAppliedException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
+    /** The missing table, as PostgreSQL named it. */
     private final String table;
+    /** The schema module that creates it. */
     private final String module;
 
     SchemaNotAppliedException(String message, String sqlState, String table, String module, Throwable cause) {
@@ -17,14 +19,16 @@ public class SchemaNotAppliedException extends LocksmithException {
         this.module = module;
     }
 
-    /** The missing table, as PostgreSQL named it (schema-qualified when the statement was). */
+    /** {@return the missing table, as PostgreSQL named it (schema-qualified when the statement was)} */
     public String table() {
         return table;
     }
 
     /**
-     * The schema module that creates it: {@code QUEUE}, {@code POOL}, {@code ACCOUNTS} or
-     * {@code AUDIT} ({@code dev.locksmith.schema.SchemaModule}).
+     * The schema module to apply.
+     *
+     * @return the module that creates the table: {@code QUEUE}, {@code POOL}, {@code ACCOUNTS} or
+     *     {@code AUDIT}, a constant name of {@code dev.locksmith.schema.SchemaModule}
      */
     public String module() {
         return module;

@@ -1,16 +1,13 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** A SERIALIZABLE or REPEATABLE READ transaction could not be serialized ({@code 40001}). Retry the whole transaction. */
-public class SerializationFailureException extends LocksmithException {
+public final class SerializationFailureException extends TransientLocksmithException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public SerializationFailureException(String message, String sqlState, Throwable cause) {
+    SerializationFailureException(@Nullable String message, String sqlState, Throwable cause) {
         super(message, sqlState, cause);
-    }
-
-    @Override
-    public boolean isTransient() {
-        return true;
     }
 }

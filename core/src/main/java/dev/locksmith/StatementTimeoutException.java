@@ -1,12 +1,13 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** The statement was cancelled ({@code 57014}): {@code statement_timeout} expired or someone cancelled the query. */
-public class StatementTimeoutException extends LocksmithException {
+public final class StatementTimeoutException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public StatementTimeoutException(String message, String sqlState, Throwable cause) {
+    StatementTimeoutException(@Nullable String message, String sqlState, Throwable cause) {
         super(message, sqlState, cause);
     }
-
 }

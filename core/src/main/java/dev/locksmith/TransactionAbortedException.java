@@ -1,12 +1,13 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** A statement ran in a transaction that an earlier error had already aborted ({@code 25P02}). Roll back; the earlier error is the one to look at. */
-public class TransactionAbortedException extends LocksmithException {
+public final class TransactionAbortedException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public TransactionAbortedException(String message, String sqlState, Throwable cause) {
+    TransactionAbortedException(@Nullable String message, String sqlState, Throwable cause) {
         super(message, sqlState, cause);
     }
-
 }

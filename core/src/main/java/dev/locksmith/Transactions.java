@@ -1,14 +1,17 @@
 package dev.locksmith;
 
+import dev.locksmith.internal.CheckedFailure;
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Sleeper;
+import dev.locksmith.internal.TransactionIdentity;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
-import dev.locksmith.internal.CheckedFailure;
-import dev.locksmith.internal.TransactionIdentity;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.TransactionalCallable;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs a whole jOOQ transaction and runs it again, from the start, when it fails with a
@@ -33,7 +36,7 @@ import org.jooq.TransactionalCallable;
  * the transaction id ({@code pg_current_xact_id_if_assigned()}) and backend pid, in one extra
  * round trip (none when a statement of the body returned them, as the library's transfers do);
  * after such a failure a new connection asks {@code pg_xact_status} for up to
- * {@link #DEFAULT_COMMIT_RESOLUTION} (see {@link #withCommitResolution(Duration)}): committed
+ * {@link RetryPolicy.Builder#commitResolution(Duration) the policy's commit resolution} (5 s by default): committed
  * means success (the body's result is returned), aborted means the failure stands (and it is
  * retried only if the policy retries it), anything else is
  * {@link CommitOutcomeUnknownException}. A transaction that wrote nothing has no id and
@@ -47,9 +50,6 @@ import org.jooq.TransactionalCallable;
  */
 public final class Transactions {
 
-    /** How long a failed {@code COMMIT}'s outcome is looked for by default: 5 seconds. */
-    public static final Duration DEFAULT_COMMIT_RESOLUTION = Duration.ofSeconds(5);
-
     /**
      * The work of one attempt, run inside the transaction.
      *
@@ -57,7 +57,7 @@ public final class Transactions {
      * @param <X> the checked exception it may throw (inferred; {@code RuntimeException} when none)
      */
     @FunctionalInterface
-    public interface Work<T, X extends Exception> {
+    public interface Work<T extends @Nullable Object, X extends Exception> {
         /**
          * Does the work.
          *
@@ -69,106 +69,49 @@ public final class Transactions {
         T run(Configuration transaction) throws X;
     }
 
-    /** Observes retries, for metrics and tests. */
-    @FunctionalInterface
-    public interface RetryListener {
-        /**
-         * Called before the pause that precedes attempt {@code failedAttempts + 1}.
-         *
-         * @param failedAttempts attempts that failed so far (1-based)
-         * @param failure the translated failure of the last attempt
-         * @param pause how long the loop will sleep now
-         */
-        void onRetry(int failedAttempts, LocksmithException failure, Duration pause);
-    }
-
-    /** Pauses between attempts; replaceable so that tests never sleep. */
-    @FunctionalInterface
-    public interface Sleeper {
-        /** The real thing: {@link Thread#sleep(long, int)}. */
-        Sleeper THREAD_SLEEP = pause -> Thread.sleep(pause.toMillis(), pause.toNanosPart() % 1_000_000);
-
-        /** Sleeps for {@code pause}. */
-        void sleep(Duration pause) throws InterruptedException;
-    }
-
-    private static final RetryListener NO_LISTENER = (attempts, failure, pause) -> { };
-    private static final Duration MAX_COMMIT_RESOLUTION = Duration.ofHours(1);
-
     private final DSLContext dsl;
     private final RetryPolicy policy;
     private final Sleeper sleeper;
     private final RetryListener listener;
     private final Duration commitResolution;
 
-    /** Runs transactions on {@code dsl} under {@code policy}, sleeping with {@link Thread#sleep}. */
+    /**
+     * Runs transactions on {@code dsl} under {@code policy}.
+     *
+     * @param dsl where transactions start: each attempt is {@code dsl.transactionResult(...)}, so
+     *     the configuration's transaction provider, listeners and settings apply
+     * @param policy how many attempts, on which failures, with which pauses, and how long a
+     *     failed {@code COMMIT}'s outcome is looked for
+     */
     public Transactions(DSLContext dsl, RetryPolicy policy) {
-        this(dsl, policy, Sleeper.THREAD_SLEEP, NO_LISTENER);
+        this(dsl, policy, Sleeper.THREAD_SLEEP);
     }
 
-    /** Full control over sleeping and retry observation. */
-    public Transactions(DSLContext dsl, RetryPolicy policy, Sleeper sleeper, RetryListener listener) {
-        this(dsl, policy, sleeper, listener, DEFAULT_COMMIT_RESOLUTION);
-    }
-
-    private Transactions(DSLContext dsl, RetryPolicy policy, Sleeper sleeper, RetryListener listener,
-            Duration commitResolution) {
+    /** With a sleeper of the test's choosing, so that tests never sleep. */
+    Transactions(DSLContext dsl, RetryPolicy policy, Sleeper sleeper) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
-        this.listener = Objects.requireNonNull(listener, "listener");
-        this.commitResolution = commitResolution;
+        this.listener = policy.listener();
+        this.commitResolution = policy.commitResolution();
     }
 
     /**
-     * Fails with {@link IllegalStateException} unless {@code tx} is inside an open transaction.
-     * Operations of several statements that promise to commit with the caller call this first:
-     * in auto-commit mode they would commit halfway. Costs no round trip.
+     * The policy in force.
      *
-     * @param operation named in the message
+     * @return the policy given at construction
      */
-    public static void requireOpen(DSLContext tx, String operation) {
-        boolean autoCommit = PgErrors.translating(() -> tx.connectionResult(java.sql.Connection::getAutoCommit));
-        if (autoCommit) {
-            throw new IllegalStateException(operation + " needs the caller's open transaction "
-                    + "(call it inside dsl.transaction(...)); the connection is in auto-commit mode");
-        }
-    }
-
-    /** The policy in force. */
     public RetryPolicy policy() {
         return policy;
     }
 
-    /** A copy that reports retries to {@code listener}. */
-    public Transactions withListener(RetryListener listener) {
-        return new Transactions(dsl, policy, sleeper, listener, commitResolution);
-    }
-
     /**
-     * A copy that looks for the outcome of a {@code COMMIT} whose connection failed for up to
-     * {@code timeout} (default {@link #DEFAULT_COMMIT_RESOLUTION}). {@link Duration#ZERO} turns
-     * the look-up off, and with it the extra round trip before each {@code COMMIT}: such a
-     * failure is then always {@link CommitOutcomeUnknownException}.
+     * Runs {@code body} in a READ COMMITTED transaction, retrying under the policy: the same as
+     * {@link #run(Isolation, Work) run(Isolation.READ_COMMITTED, body)}.
      *
-     * @param timeout zero to one hour
-     */
-    public Transactions withCommitResolution(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.compareTo(MAX_COMMIT_RESOLUTION) > 0) {
-            throw new IllegalArgumentException("timeout must be between 0 and " + MAX_COMMIT_RESOLUTION + ", was " + timeout);
-        }
-        return new Transactions(dsl, policy, sleeper, listener, timeout);
-    }
-
-    /** Runs {@code body} in a READ COMMITTED transaction, retrying under the policy. */
-    public <T, X extends Exception> T run(Work<T, X> body) throws X {
-        return run(Isolation.READ_COMMITTED, body);
-    }
-
-    /**
-     * Runs {@code body} in a transaction at {@code isolation}, retrying under the policy.
-     *
+     * @param <T> what the body returns
+     * @param <X> the checked exception the body may throw
+     * @param body the work of one attempt; may run several times, each time in a new transaction
      * @return what the committed attempt returned
      * @throws CommitOutcomeUnknownException when the connection failed during {@code COMMIT}
      *     and the outcome could not be established (never retried)
@@ -176,7 +119,31 @@ public final class Transactions {
      *     retryable or no attempts were left; the transaction did not commit
      * @throws X the body's own exception, unchanged; the attempt rolled back
      */
-    public <T, X extends Exception> T run(Isolation isolation, Work<T, X> body) throws X {
+    public <T extends @Nullable Object, X extends Exception> T run(Work<T, X> body) throws X {
+        return run(Isolation.READ_COMMITTED, body);
+    }
+
+    /**
+     * Runs {@code body} in a transaction at {@code isolation}, retrying under the policy.
+     *
+     * <p>Each attempt holds one connection from {@code dsl}'s provider for its duration, and the
+     * locks its statements take until it commits or rolls back. Between attempts it sleeps on the
+     * calling thread for the policy's backoff; an interrupt during that pause ends the loop with
+     * the last failure (the interrupt flag is kept).
+     *
+     * @param <T> what the body returns
+     * @param <X> the checked exception the body may throw
+     * @param isolation the isolation level of every attempt; REPEATABLE READ and SERIALIZABLE
+     *     need {@link RetryPolicy.Failure#SERIALIZATION_FAILURE} retried (the default) to be useful
+     * @param body the work of one attempt; may run several times, each time in a new transaction
+     * @return what the committed attempt returned
+     * @throws CommitOutcomeUnknownException when the connection failed during {@code COMMIT}
+     *     and the outcome could not be established (never retried)
+     * @throws LocksmithException the translated failure of the last attempt, when it was not
+     *     retryable or no attempts were left; the transaction did not commit
+     * @throws X the body's own exception, unchanged; the attempt rolled back
+     */
+    public <T extends @Nullable Object, X extends Exception> T run(Isolation isolation, Work<T, X> body) throws X {
         Objects.requireNonNull(isolation, "isolation");
         Objects.requireNonNull(body, "body");
         for (int attempt = 1; ; attempt++) {
@@ -186,7 +153,7 @@ public final class Transactions {
             } catch (CheckedFailure own) {
                 throw current.rethrowOwn(own);
             } catch (RuntimeException e) {
-                if (!PgErrors.isDatabaseError(e)) {
+                if (!Errors.isDatabaseError(e)) {
                     throw e;
                 }
                 LocksmithException failure = PgErrors.translate(e);
@@ -202,7 +169,8 @@ public final class Transactions {
                 if (attempt >= policy.maxAttempts() || !policy.isRetryable(failure)) {
                     throw failure;
                 }
-                Duration pause = policy.backoff(attempt, ThreadLocalRandom.current().nextDouble());
+                Duration pause =
+                        policy.backoff(attempt, ThreadLocalRandom.current().nextDouble());
                 listener.onRetry(attempt, failure, pause);
                 try {
                     sleeper.sleep(pause);
@@ -216,8 +184,8 @@ public final class Transactions {
     }
 
     /** What became of a transaction whose COMMIT failed with {@code failure}, as far as can be found out. */
-    private CommitResolver.Outcome outcomeOf(TransactionIdentity identity, LocksmithException failure) {
-        if (commitResolution.isZero()) {
+    private CommitResolver.Outcome outcomeOf(@Nullable TransactionIdentity identity, LocksmithException failure) {
+        if (commitResolution.isZero() || identity == null) {
             return CommitResolver.Outcome.UNKNOWN; // not looked up, so no identity was noted either
         }
         if (identity.xid() == null) {
@@ -249,7 +217,9 @@ public final class Transactions {
         private final Work<T, X> body;
         private final boolean identify;
         private volatile boolean commitSent;
-        private volatile TransactionIdentity identity;
+        private volatile @Nullable TransactionIdentity identity;
+        /** Set before {@code commitSent}, and read only after it. */
+        @SuppressWarnings("NullAway.Init")
         private volatile T result;
 
         Attempt(Isolation isolation, Work<T, X> body, boolean identify) {
@@ -281,7 +251,8 @@ public final class Transactions {
                 // do); only a report from this transaction's own backend counts, since the body
                 // may also have used other connections.
                 identity = reported != null && reported.pid() == backendPid(configuration)
-                        ? reported : CommitResolver.identify(configuration.dsl());
+                        ? reported
+                        : CommitResolver.identify(configuration.dsl());
             }
             result = value;
             commitSent = true;
@@ -291,8 +262,11 @@ public final class Transactions {
         /** The backend pid of the transaction's connection, from the driver (no round trip); -1 if unknown. */
         private static int backendPid(Configuration configuration) {
             try {
-                return configuration.dsl().connectionResult(
-                        connection -> connection.unwrap(org.postgresql.PGConnection.class).getBackendPID());
+                return configuration
+                        .dsl()
+                        .connectionResult(connection -> connection
+                                .unwrap(org.postgresql.PGConnection.class)
+                                .getBackendPID());
             } catch (RuntimeException notPgJdbc) {
                 return -1;
             }

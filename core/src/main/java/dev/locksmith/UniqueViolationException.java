@@ -1,11 +1,13 @@
 package dev.locksmith;
 
+import org.jspecify.annotations.Nullable;
+
 /** A unique constraint or unique index rejected the row ({@code 23505}). */
-public class UniqueViolationException extends ConstraintViolationException {
+public final class UniqueViolationException extends ConstraintViolationException {
     private static final long serialVersionUID = 1L;
 
     /** Wraps a database error; see {@link PgErrors#translate(Throwable)}. */
-    public UniqueViolationException(String message, String sqlState, String constraint, Throwable cause) {
+    UniqueViolationException(@Nullable String message, String sqlState, @Nullable String constraint, Throwable cause) {
         super(message, sqlState, constraint, cause);
     }
 }

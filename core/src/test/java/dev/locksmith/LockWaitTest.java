@@ -33,6 +33,15 @@ class LockWaitTest {
     }
 
     @Test
+    void onlyABoundedWaitHasBoundMillis() {
+        for (LockWait unbounded : new LockWait[] {LockWait.forever(), LockWait.noWait(), LockWait.skipLocked()}) {
+            assertThatThrownBy(unbounded::boundMillis)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("LockWait.upTo");
+        }
+    }
+
+    @Test
     void rejectsBoundsPostgresCannotExpress() {
         assertThatThrownBy(() -> LockWait.upTo(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> LockWait.upTo(Duration.ofMillis(-5))).isInstanceOf(IllegalArgumentException.class);

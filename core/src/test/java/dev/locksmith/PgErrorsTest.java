@@ -2,6 +2,7 @@ package dev.locksmith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.internal.Errors;
 import java.sql.SQLException;
 import org.jooq.exception.DataAccessException;
 import org.junit.jupiter.api.Test;
@@ -30,7 +31,9 @@ class PgErrorsTest {
         LocksmithException translated = PgErrors.translate(new DataAccessException("wrapped", sql));
         assertThat(translated.getClass().getSimpleName()).isEqualTo(type);
         assertThat(translated.sqlState()).isEqualTo(state);
-        assertThat(translated.getCause()).isInstanceOf(DataAccessException.class).hasCause(sql);
+        assertThat(translated.getCause())
+                .isInstanceOf(DataAccessException.class)
+                .hasCause(sql);
     }
 
     @Test
@@ -40,30 +43,36 @@ class PgErrorsTest {
         assertThat(missing).isInstanceOfSatisfying(SchemaNotAppliedException.class, e -> {
             assertThat(e.table()).isEqualTo("billing_locks.account_transfers");
             assertThat(e.module()).isEqualTo("ACCOUNTS");
-            assertThat(e).hasMessageContaining("SchemaModule.ACCOUNTS").hasMessageContaining("db/locksmith/accounts.xml");
+            assertThat(e)
+                    .hasMessageContaining("SchemaModule.ACCOUNTS")
+                    .hasMessageContaining("db/locksmith/accounts.xml");
         });
         assertThat(PgErrors.translate(new SQLException("ERROR: relation \"jobs\" does not exist", "42P01")))
-                .isInstanceOfSatisfying(SchemaNotAppliedException.class, e -> assertThat(e.module()).isEqualTo("QUEUE"));
+                .isInstanceOfSatisfying(
+                        SchemaNotAppliedException.class,
+                        e -> assertThat(e.module()).isEqualTo("QUEUE"));
         assertThat(PgErrors.translate(new SQLException("ERROR: relation \"public.orders\" does not exist", "42P01")))
                 .isExactlyInstanceOf(DatabaseException.class);
     }
 
     @Test
     void transientOnlyForRetryableStates() {
-        assertThat(PgErrors.translate(new SQLException("x", "40P01")).isTransient()).isTrue();
-        assertThat(PgErrors.translate(new SQLException("x", "40001")).isTransient()).isTrue();
-        assertThat(PgErrors.translate(new SQLException("x", "55P03")).isTransient()).isTrue();
-        assertThat(PgErrors.translate(new SQLException("x", "23505")).isTransient()).isFalse();
+        assertThat(PgErrors.translate(new SQLException("x", "40P01"))).isInstanceOf(TransientLocksmithException.class);
+        assertThat(PgErrors.translate(new SQLException("x", "40001"))).isInstanceOf(TransientLocksmithException.class);
+        assertThat(PgErrors.translate(new SQLException("x", "55P03"))).isInstanceOf(TransientLocksmithException.class);
+        assertThat(PgErrors.translate(new SQLException("x", "23505")))
+                .isNotInstanceOf(TransientLocksmithException.class);
     }
 
     @Test
     void leavesLocksmithExceptionsAndCallerExceptionsAlone() {
-        LocksmithException own = new LocksmithException("domain");
+        LocksmithException own = new LocksmithException("domain") {};
         assertThat(PgErrors.translate(own)).isSameAs(own);
         IllegalStateException callers = new IllegalStateException("not ours");
-        assertThat(PgErrors.isDatabaseError(callers)).isFalse();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PgErrors.translating(() -> {
-            throw callers;
-        })).isSameAs(callers);
+        assertThat(Errors.isDatabaseError(callers)).isFalse();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Errors.translating(() -> {
+                    throw callers;
+                }))
+                .isSameAs(callers);
     }
 }

@@ -13,8 +13,8 @@ import java.util.Objects;
  * @param workers worker counts to use instead of each workload's defaults; empty for the defaults
  * @param quick a reduced matrix (the demo)
  */
-public record BenchOptions(Duration warmup, Duration duration, int runs, List<Integer> workers, boolean quick,
-        List<String> only) {
+public record BenchOptions(
+        Duration warmup, Duration duration, int runs, List<Integer> workers, boolean quick, List<String> only) {
 
     public BenchOptions {
         Objects.requireNonNull(warmup, "warmup");
@@ -43,10 +43,12 @@ public record BenchOptions(Duration warmup, Duration duration, int runs, List<In
     /**
      * Whether a case with this configuration runs: every case when {@link #only()} is empty,
      * else those with a word of their configuration (such as {@code size=100} or
-     * {@code batch=10}) equal to one of {@link #only()}.
+     * {@code batch=10}) equal to one of {@link #only()}; an entry joining words with {@code +}
+     * ({@code random_probes+size=100}) needs all of them.
      */
     public boolean selects(String config) {
-        return only.isEmpty() || java.util.Arrays.stream(config.split(" ")).anyMatch(only::contains);
+        List<String> words = List.of(config.split(" "));
+        return only.isEmpty() || only.stream().anyMatch(o -> words.containsAll(List.of(o.split("\\+"))));
     }
 
     public List<Integer> workersOr(List<Integer> defaults) {

@@ -2,11 +2,11 @@ package dev.locksmith.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.TableSchema;
 import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.provisioning.ServerSettings;
 import dev.locksmith.schema.AppliedChangeSet;
-import dev.locksmith.TableSchema;
 import dev.locksmith.schema.LocksmithSchema;
 import dev.locksmith.schema.SchemaModule;
 import java.util.EnumSet;
@@ -51,8 +51,8 @@ public final class BenchSession implements AutoCloseable {
             this.pool = new HikariDataSource(config);
             // Execute logging off, as a production DSLContext would have it: jOOQ's LoggerListener
             // otherwise runs on every statement, even when nothing is logged.
-            this.dsl = TableSchema.using(DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)),
-                    schema);
+            this.dsl = TableSchema.using(
+                    DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)), schema);
         } catch (RuntimeException e) {
             server.close();
             throw e;
@@ -80,7 +80,8 @@ public final class BenchSession implements AutoCloseable {
      */
     public String durability() {
         return dsl.fetchValue("SELECT 'synchronous_commit=' || current_setting('synchronous_commit') "
-                + "|| ', fsync=' || current_setting('fsync')").toString();
+                        + "|| ', fsync=' || current_setting('fsync')")
+                .toString();
     }
 
     /** Change sets applied to it. */
@@ -101,8 +102,12 @@ public final class BenchSession implements AutoCloseable {
     /** The workloads by name, in the order they run. */
     public Map<String, Workload> workloads() {
         Map<String, Workload> all = new LinkedHashMap<>();
-        for (Workload w : List.of(QueueWorkloads.queueTx(pool, dsl), QueueWorkloads.queueLease(pool, dsl),
-                new DrainWorkload(pool, dsl), new PoolWorkload(pool, dsl), new TransferWorkload(pool, dsl))) {
+        for (Workload w : List.of(
+                QueueWorkloads.queueTx(pool, dsl),
+                QueueWorkloads.queueLease(pool, dsl),
+                new DrainWorkload(pool, dsl),
+                new PoolWorkload(pool, dsl),
+                new TransferWorkload(pool, dsl))) {
             all.put(w.name(), w);
         }
         return all;

@@ -51,16 +51,29 @@ final class DrainWorkload implements Workload {
         List<Case> cases = new ArrayList<>();
         List<int[]> configs = o.quick()
                 ? List.of(new int[] {4, 100})
-                : List.of(new int[] {2, 10}, new int[] {4, 10}, new int[] {2, 100}, new int[] {4, 100},
-                        new int[] {8, 100}, new int[] {4, 500});
+                : List.of(
+                        new int[] {2, 10},
+                        new int[] {4, 10},
+                        new int[] {2, 100},
+                        new int[] {4, 100},
+                        new int[] {8, 100},
+                        new int[] {4, 500});
         for (int[] config : configs) {
             for (int workers : o.workers().isEmpty() ? List.of(config[0]) : o.workers()) {
                 int batch = config[1];
-                cases.add(new Case("batch=" + batch, workers, "jobs/s", new Library(workers, batch, false),
+                cases.add(new Case(
+                        "batch=" + batch,
+                        workers,
+                        "jobs/s",
+                        new Library(workers, batch, false),
                         new Raw(workers, batch, false)));
                 if (!o.quick()) {
                     // each job under its own savepoint (TransactionalWorker.isolateEachJob), to price isolation
-                    cases.add(new Case("batch=" + batch + " isolate", workers, "jobs/s", new Library(workers, batch, true),
+                    cases.add(new Case(
+                            "batch=" + batch + " isolate",
+                            workers,
+                            "jobs/s",
+                            new Library(workers, batch, true),
                             new Raw(workers, batch, true)));
                 }
             }
@@ -114,7 +127,8 @@ final class DrainWorkload implements Workload {
     }
 
     private final class Library extends Base {
-        private final JobQueue queue = new JobQueue(dsl, JobQueueConfig.defaults().withNotifyOnEnqueue(false));
+        private final JobQueue queue = new JobQueue(
+                dsl, JobQueueConfig.builder().notifyOnEnqueue(false).build());
 
         Library(int workers, int batch, boolean isolate) {
             super(workers, batch, isolate);
@@ -132,11 +146,18 @@ final class DrainWorkload implements Workload {
         public double measure() throws Exception {
             long start = System.nanoTime();
             try (TransactionalWorker worker = TransactionalWorker.builder(ds, QueueWorkloads.QUEUE, (jobs, tx) -> {
-                for (Job job : jobs) {
-                    record(job.id());
-                }
-            }).threads(workers).batchSize(batch).listen(false).pollInterval(java.time.Duration.ofMillis(5))
-                    .isolateEachJob(isolate).schema(TableSchema.mappedSchema(dsl.settings())).build().start()) {
+                        for (Job job : jobs) {
+                            record(job.id());
+                        }
+                    })
+                    .threads(workers)
+                    .batchSize(batch)
+                    .listen(false)
+                    .pollInterval(java.time.Duration.ofMillis(5))
+                    .isolateEachJob(isolate)
+                    .schema(TableSchema.mappedSchema(dsl.settings()))
+                    .build()
+                    .start()) {
                 long deadline = start + TimeUnit.MINUTES.toNanos(10);
                 while (worker.processed() < JOBS && System.nanoTime() < deadline) {
                     Thread.sleep(1);
@@ -159,8 +180,9 @@ final class DrainWorkload implements Workload {
             for (int i = 0; i < ENQUEUE_BATCH; i++) {
                 sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, ?::jsonb, ?, now(), ?, ?)");
             }
-            sql.append(" ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'running')"
-                    + " DO NOTHING RETURNING id, queue, unique_key");
+            sql.append(
+                    " ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'running')"
+                            + " DO NOTHING RETURNING id, queue, unique_key");
             String statement = sql.toString();
             for (int round = 0; round < JOBS / ENQUEUE_BATCH; round++) {
                 Jdbc.autoCommit(ds, c -> {

@@ -13,8 +13,7 @@ final class Jdbc {
         T run(Connection connection) throws SQLException;
     }
 
-    private Jdbc() {
-    }
+    private Jdbc() {}
 
     /** Runs {@code work} in one transaction on a connection borrowed from {@code ds}. */
     static <T> T inTransaction(DataSource ds, Work<T> work) throws SQLException {

@@ -3,6 +3,7 @@ package dev.locksmith.bench;
 import dev.locksmith.pool.AcquireStrategy;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
+import dev.locksmith.pool.ChannelAccountPoolConfig;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -50,7 +51,8 @@ final class PoolWorkload implements Workload {
             + " WHERE ca.locked_until IS NULL OR ca.locked_until < now() ORDER BY ca.updated_at, p.ord LIMIT 1 "
             + "FOR UPDATE OF ca SKIP LOCKED) b0 UNION ALL " + SCAN + ") c LIMIT 1" + RETURNING;
     static final String RAW_ORDER_BY_RANDOM = SET_LEASE + "SELECT public_key FROM channel_accounts WHERE "
-            + "locked_until IS NULL OR locked_until < now() ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED" + RETURNING;
+            + "locked_until IS NULL OR locked_until < now() ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED"
+            + RETURNING;
     static final String RAW_RELEASE = "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
             + "locked_until = NULL, updated_at = now() WHERE public_key = ? AND locked_by = ? AND locked_until > clock_timestamp()";
     static final String HOLDER = "bench-hold";
@@ -90,21 +92,31 @@ final class PoolWorkload implements Workload {
                     }
                     Shape shape = new Shape(size, percent, 0);
                     for (int workers : o.workersOr(List.of(4))) {
-                        cases.add(new Case(name(strategy) + " " + shape.config(), workers, "cycles/s",
-                                new Variant(shape, strategy, true, 0), new Variant(shape, strategy, false, 0)));
+                        cases.add(Workload.inEveryMode(
+                                name(strategy) + " " + shape.config(),
+                                workers,
+                                "cycles/s",
+                                dsl,
+                                library -> new Variant(shape, strategy, library, 0),
+                                new Variant(shape, strategy, null, 0)));
                     }
                 }
             }
         }
         int acquisitions = o.quick() ? 2_000 : 20_000;
-        List<Shape> spreads = o.quick() ? List.of(new Shape(1_000, 50, 0))
+        List<Shape> spreads = o.quick()
+                ? List.of(new Shape(1_000, 50, 0))
                 : List.of(new Shape(1_000, 50, 0), new Shape(1_000, 0, 100));
         for (Shape shape : spreads) {
-            for (AcquireStrategy strategy : o.quick() ? List.of(AcquireStrategy.RANDOM_PROBES)
-                    : List.of(AcquireStrategy.values())) {
+            for (AcquireStrategy strategy :
+                    o.quick() ? List.of(AcquireStrategy.RANDOM_PROBES) : List.of(AcquireStrategy.values())) {
                 for (int workers : o.workersOr(List.of(4))) {
-                    cases.add(new Case(name(strategy) + " spread " + shape.config(), workers, "cycles/s",
-                            new Variant(shape, strategy, true, acquisitions), null));
+                    cases.add(new Case(
+                            name(strategy) + " spread " + shape.config(),
+                            workers,
+                            "cycles/s",
+                            new Variant(shape, strategy, dsl, acquisitions),
+                            null));
                 }
             }
         }
@@ -121,22 +133,35 @@ final class PoolWorkload implements Workload {
         Jdbc.autoCommit(ds, c -> {
             if (!state.equals(wanted)) {
                 Jdbc.update(c, "TRUNCATE channel_accounts RESTART IDENTITY");
-                Jdbc.update(c, "INSERT INTO channel_accounts (public_key) "
-                        + "SELECT 'G' || lpad(n::text, 8, '0') FROM generate_series(1, ?) n", shape.size());
+                Jdbc.update(
+                        c,
+                        "INSERT INTO channel_accounts (public_key) "
+                                + "SELECT 'G' || lpad(n::text, 8, '0') FROM generate_series(1, ?) n",
+                        shape.size());
                 if (shape.gap() > 0) {
-                    Jdbc.update(c, "DELETE FROM channel_accounts WHERE slot > ? AND slot <= ?",
-                            (long) (shape.size() - shape.gap()) / 2, (long) (shape.size() + shape.gap()) / 2);
+                    Jdbc.update(
+                            c,
+                            "DELETE FROM channel_accounts WHERE slot > ? AND slot <= ?",
+                            (long) (shape.size() - shape.gap()) / 2,
+                            (long) (shape.size() + shape.gap()) / 2);
                 }
                 // The same pseudo-random sample every time (ordered by a hash of the slot), under a
                 // lease no run outlives.
-                Jdbc.update(c, "UPDATE channel_accounts SET locked_by = ?, locked_at = now(), "
-                        + "locked_until = now() + interval '1 day' WHERE slot IN (SELECT slot FROM channel_accounts "
-                        + "ORDER BY md5(slot::text) LIMIT ?)", HOLDER, (long) shape.size() * shape.leasedPercent() / 100);
+                Jdbc.update(
+                        c,
+                        "UPDATE channel_accounts SET locked_by = ?, locked_at = now(), "
+                                + "locked_until = now() + interval '1 day' WHERE slot IN (SELECT slot FROM channel_accounts "
+                                + "ORDER BY md5(slot::text) LIMIT ?)",
+                        HOLDER,
+                        (long) shape.size() * shape.leasedPercent() / 100);
                 state = wanted;
             } else {
                 // Every run starts from the same state: the long leases only, dead tuples vacuumed.
-                Jdbc.update(c, "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
-                        + "locked_until = NULL WHERE locked_by <> ?", HOLDER);
+                Jdbc.update(
+                        c,
+                        "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
+                                + "locked_until = NULL WHERE locked_by <> ?",
+                        HOLDER);
             }
             Jdbc.update(c, "VACUUM ANALYZE channel_accounts");
             return null;
@@ -146,7 +171,9 @@ final class PoolWorkload implements Workload {
     private final class Variant implements Workload.Variant {
         final Shape shape;
         final AcquireStrategy strategy;
-        final boolean library;
+        /** The library's DSLContext (its execution mode), or null for the raw JDBC baseline. */
+        final DSLContext library;
+
         final int acquisitions;
         final Map<String, String> ledger = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> picks = new ConcurrentHashMap<>();
@@ -154,7 +181,7 @@ final class PoolWorkload implements Workload {
         final AtomicLong violations = new AtomicLong();
 
         /** {@code acquisitions} > 0: a spread case, which runs exactly that many. */
-        Variant(Shape shape, AcquireStrategy strategy, boolean library, int acquisitions) {
+        Variant(Shape shape, AcquireStrategy strategy, DSLContext library, int acquisitions) {
             this.shape = shape;
             this.strategy = strategy;
             this.library = library;
@@ -182,18 +209,27 @@ final class PoolWorkload implements Workload {
 
         @Override
         public Op op(int worker) {
-            ChannelAccountPool pool = new ChannelAccountPool(dsl, strategy);
+            ChannelAccountPool pool = library == null
+                    ? null
+                    : new ChannelAccountPool(
+                            library,
+                            ChannelAccountPoolConfig.builder()
+                                    .strategy(strategy)
+                                    .build());
             Duration lease = Duration.ofMinutes(1);
             return () -> {
                 if (acquisitions > 0 && budget.getAndDecrement() <= 0) {
                     return 0;
                 }
                 String owner = "w" + worker + "-" + ThreadLocalRandom.current().nextLong();
-                String key = library ? pool.acquire(lease, owner).map(ChannelAccount::publicKey).orElse(null)
+                String key = library != null
+                        ? pool.acquire(lease, owner)
+                                .map(ChannelAccount::publicKey)
+                                .orElse(null)
                         : rawAcquire(owner);
                 if (key == null) {
                     if (acquisitions > 0) {
-                        budget.incrementAndGet();   // nothing acquired: the attempt does not count
+                        budget.incrementAndGet(); // nothing acquired: the attempt does not count
                     }
                     return 0;
                 }
@@ -204,8 +240,8 @@ final class PoolWorkload implements Workload {
                     picks.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
                 }
                 ledger.remove(key, owner);
-                if (library) {
-                    dsl.transaction(c -> pool.release(c.dsl(), key, owner));
+                if (library != null) {
+                    library.transaction(c -> pool.release(c.dsl(), key, owner));
                 } else if (Jdbc.inTransaction(ds, c -> Jdbc.update(c, RAW_RELEASE, key, owner)) != 1) {
                     violations.incrementAndGet();
                 }

@@ -22,16 +22,17 @@ final class QueueWorkloads {
     /** The columns the library reads into a Job. */
     static final String RETURNING = "RETURNING id, queue, shard, kind, payload, priority, run_at, status, attempts, "
             + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, lease_id";
-    static final String CLAIMABLE = "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
-            + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+
+    static final String CLAIMABLE =
+            "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
+                    + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
     static final String RAW_TX_CLAIM = "DELETE FROM jobs WHERE id IN (" + CLAIMABLE + ") " + RETURNING;
     static final String RAW_LEASE_CLAIM = "UPDATE jobs SET status = 'running', locked_by = ?, "
             + "locked_until = now() + ?::interval, lease_id = gen_random_uuid(), attempts = attempts + 1, "
             + "updated_at = now() WHERE id IN ("
             + CLAIMABLE + ") " + RETURNING;
 
-    private QueueWorkloads() {
-    }
+    private QueueWorkloads() {}
 
     /** Empties the table and fills it with {@code count} due no-op jobs. */
     static void refill(DataSource ds, long count) throws SQLException {
@@ -87,8 +88,8 @@ final class QueueWorkloads {
         /** Jobs neither claimed nor still pending: lost work. Claimed jobs are deleted. */
         @Override
         public long verify() throws Exception {
-            return Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c,
-                    "SELECT count(*) FROM jobs WHERE status NOT IN ('pending')"));
+            return Jdbc.autoCommit(
+                    ds, c -> Jdbc.queryLong(c, "SELECT count(*) FROM jobs WHERE status NOT IN ('pending')"));
         }
     }
 
@@ -108,12 +109,21 @@ final class QueueWorkloads {
                     for (int workers : o.workersOr(o.quick() ? List.of(1, 4) : List.of(1, 2, 4, 8, 16))) {
                         long prefill = prefill(o, batch == 1 ? 15_000 : batch == 10 ? 60_000 : 120_000);
                         Claim claim = Claim.of(QUEUE, batch);
-                        cases.add(new Case("batch=" + batch, workers, "jobs/s", txLibrary(ds, dsl, queue, prefill, claim,
-                                false), txRaw(ds, prefill, batch, false)));
+                        cases.add(Workload.inEveryMode(
+                                "batch=" + batch,
+                                workers,
+                                "jobs/s",
+                                dsl,
+                                library -> txLibrary(ds, library, new JobQueue(library), prefill, claim, false),
+                                txRaw(ds, prefill, batch, false)));
                         if (batch > 1 && !o.quick()) {
                             // a savepoint around each job, as TransactionalWorker isolates jobs
-                            cases.add(new Case("batch=" + batch + " isolate", workers, "jobs/s",
-                                    txLibrary(ds, dsl, queue, prefill, claim, true), txRaw(ds, prefill, batch, true)));
+                            cases.add(new Case(
+                                    "batch=" + batch + " isolate",
+                                    workers,
+                                    "jobs/s",
+                                    txLibrary(ds, dsl, queue, prefill, claim, true),
+                                    txRaw(ds, prefill, batch, true)));
                         }
                     }
                 }
@@ -122,8 +132,8 @@ final class QueueWorkloads {
         };
     }
 
-    private static Workload.Variant txLibrary(DataSource ds, DSLContext dsl, JobQueue queue, long prefill, Claim claim,
-            boolean isolate) {
+    private static Workload.Variant txLibrary(
+            DataSource ds, DSLContext dsl, JobQueue queue, long prefill, Claim claim, boolean isolate) {
         return new Prefilled(ds, prefill) {
             @Override
             public Workload.Op op(int worker) {
@@ -170,7 +180,6 @@ final class QueueWorkloads {
 
             @Override
             public List<Case> cases(BenchOptions o) {
-                JobQueue queue = new JobQueue(dsl, JobQueueConfig.defaults());
                 Duration lease = Duration.ofMinutes(5);
                 List<Case> cases = new ArrayList<>();
                 List<Integer> batches = o.quick() ? List.of(1, 100) : List.of(1, 10, 100, 500);
@@ -178,19 +187,6 @@ final class QueueWorkloads {
                     for (int workers : o.workersOr(o.quick() ? List.of(4) : List.of(1, 4, 16, 64))) {
                         long prefill = prefill(o, batch == 1 ? 8_000 : batch == 10 ? 40_000 : 80_000);
                         Claim claim = Claim.of(QUEUE, batch);
-                        Variant library = new Prefilled(ds, prefill) {
-                            @Override
-                            public Op op(int worker) {
-                                String me = "lib-" + worker;
-                                return () -> {
-                                    List<Job> jobs = queue.claim(claim, lease, me);
-                                    if (!jobs.isEmpty()) {
-                                        dsl.transaction(c -> queue.completeAll(c.dsl(), jobs));
-                                    }
-                                    return jobs.size();
-                                };
-                            }
-                        };
                         Variant raw = new Prefilled(ds, prefill) {
                             @Override
                             public Op op(int worker) {
@@ -204,7 +200,19 @@ final class QueueWorkloads {
                                 };
                             }
                         };
-                        cases.add(new Case("batch=" + batch, workers, "jobs/s", library, raw));
+                        cases.add(Workload.inEveryMode(
+                                "batch=" + batch,
+                                workers,
+                                "jobs/s",
+                                dsl,
+                                library -> leaseLibrary(
+                                        ds,
+                                        library,
+                                        new JobQueue(library, JobQueueConfig.defaults()),
+                                        prefill,
+                                        claim,
+                                        lease),
+                                raw));
                     }
                 }
                 return cases;
@@ -212,9 +220,25 @@ final class QueueWorkloads {
         };
     }
 
-    /** A job leased by the raw claim: its id and lease token. */
-    record Leased(long id, java.util.UUID leaseId) {
+    private static Workload.Variant leaseLibrary(
+            DataSource ds, DSLContext dsl, JobQueue queue, long prefill, Claim claim, Duration lease) {
+        return new Prefilled(ds, prefill) {
+            @Override
+            public Workload.Op op(int worker) {
+                String me = "lib-" + worker;
+                return () -> {
+                    List<Job> jobs = queue.claim(claim, lease, me);
+                    if (!jobs.isEmpty()) {
+                        dsl.transaction(c -> queue.completeAll(c.dsl(), jobs));
+                    }
+                    return jobs.size();
+                };
+            }
+        };
     }
+
+    /** A job leased by the raw claim: its id and lease token. */
+    record Leased(long id, java.util.UUID leaseId) {}
 
     /** The raw lease claim, reading columns as the library maps them. */
     static List<Leased> rawLeaseClaim(Connection c, String worker, int batch) throws SQLException {
@@ -240,8 +264,8 @@ final class QueueWorkloads {
     }
 
     /** Same statement as JobQueue.completeAll: ids and lease ids as two arrays. */
-    static final String RAW_COMPLETE_ALL = "DELETE FROM jobs WHERE id = ANY(?::bigint[]) AND status = 'running' "
-            + "AND lease_id = ANY(?::uuid[])";
+    static final String RAW_COMPLETE_ALL =
+            "DELETE FROM jobs WHERE id = ANY(?::bigint[]) AND status = 'running' " + "AND lease_id = ANY(?::uuid[])";
 
     static int rawCompleteAll(Connection c, List<Leased> claimed) throws SQLException {
         Object[] ids = new Object[claimed.size()];

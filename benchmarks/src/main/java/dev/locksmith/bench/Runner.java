@@ -1,5 +1,7 @@
 package dev.locksmith.bench;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -14,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Runs cases: each variant of each case is run {@code runs} times, library and raw alternating
- * which goes first, after a warm-up, for a fixed duration (or until the work runs out).
+ * Runs cases: each variant of each case is run {@code runs} times, the variants taking turns at
+ * going first, after a warm-up, for a fixed duration (or until the work runs out).
  */
 public final class Runner {
 
@@ -25,7 +27,7 @@ public final class Runner {
 
     /** A runner reporting each step to {@code progress}. */
     public Runner(BenchOptions options, Consumer<String> progress) {
-        this(options, progress, () -> { });
+        this(options, progress, () -> {});
     }
 
     /**
@@ -47,7 +49,7 @@ public final class Runner {
                 if (!options.selects(c.config())) {
                     continue;
                 }
-                steps += options.runs() * (c.raw() == null ? 1 : 2);
+                steps += options.runs() * variants(c).size();
             }
         }
         return steps;
@@ -64,34 +66,54 @@ public final class Runner {
         return results;
     }
 
-    private List<Result> runCase(String workload, Workload.Case c) throws Exception {
+    /** The variants of {@code c} by result name ({@link Result#LIBRARY}, ...). */
+    static Map<String, Workload.Variant> variants(Workload.Case c) {
         Map<String, Workload.Variant> variants = new java.util.LinkedHashMap<>();
-        variants.put("library", c.library());
-        if (c.raw() != null) {
-            variants.put("raw", c.raw());
+        variants.put(Result.LIBRARY, c.library());
+        if (c.libraryListened() != null) {
+            variants.put(Result.LIBRARY_LISTENED, c.libraryListened());
         }
+        if (c.libraryJdbc() != null) {
+            variants.put(Result.LIBRARY_JDBC, c.libraryJdbc());
+        }
+        if (c.raw() != null) {
+            variants.put(Result.RAW, c.raw());
+        }
+        return variants;
+    }
+
+    private List<Result> runCase(String workload, Workload.Case c) throws Exception {
+        Map<String, Workload.Variant> variants = variants(c);
         Map<String, List<Double>> throughput = new HashMap<>();
         Map<String, List<Latencies>> latencies = new HashMap<>();
         Map<String, Long> violations = new HashMap<>();
         Map<String, Map<String, List<Double>>> extras = new HashMap<>();
         for (int run = 1; run <= options.runs(); run++) {
             List<String> order = new ArrayList<>(variants.keySet());
-            if (run % 2 == 0) {
-                java.util.Collections.reverse(order);
-            }
+            java.util.Collections.rotate(order, -(run - 1));
             for (String name : order) {
-                progress.accept(String.format("%s %s workers=%d %s run %d/%d", workload, c.config(), c.workers(), name,
-                        run, options.runs()));
+                progress.accept(String.format(
+                        "%s %s workers=%d %s run %d/%d", workload, c.config(), c.workers(), name, run, options.runs()));
                 Workload.Variant variant = variants.get(name);
                 variant.prepare();
                 beforeEachRun.run();
                 List<Latencies> lat = new CopyOnWriteArrayList<>();
-                double rate = variant instanceof Workload.SelfTimed self ? self.measure() : measure(c, variant, lat);
+                double[] clientCpu = {Double.NaN};
+                double rate = variant instanceof Workload.SelfTimed self
+                        ? self.measure()
+                        : measure(c, variant, lat, clientCpu);
                 throughput.computeIfAbsent(name, k -> new ArrayList<>()).add(rate);
+                if (!Double.isNaN(clientCpu[0])) {
+                    extras.computeIfAbsent(name, n -> new HashMap<>())
+                            .computeIfAbsent(Result.CLIENT_CPU, n -> new ArrayList<>())
+                            .add(clientCpu[0]);
+                }
                 latencies.computeIfAbsent(name, k -> new ArrayList<>()).addAll(lat);
                 violations.merge(name, variant.verify(), Long::sum);
-                variant.extras().forEach((k, v) -> extras.computeIfAbsent(name, n -> new HashMap<>())
-                        .computeIfAbsent(k, n -> new ArrayList<>()).add(v));
+                variant.extras()
+                        .forEach((k, v) -> extras.computeIfAbsent(name, n -> new HashMap<>())
+                                .computeIfAbsent(k, n -> new ArrayList<>())
+                                .add(v));
             }
         }
         List<Result> results = new ArrayList<>();
@@ -105,13 +127,30 @@ public final class Runner {
             }
             Map<String, Double> medians = new HashMap<>();
             extras.getOrDefault(name, Map.of()).forEach((k, v) -> medians.put(k, Stats.median(v)));
-            results.add(new Result(workload, c.config(), c.workers(), name, c.unit(), throughput.get(name),
-                    p50, p99, violations.getOrDefault(name, 0L), medians));
+            results.add(new Result(
+                    workload,
+                    c.config(),
+                    c.workers(),
+                    name,
+                    c.unit(),
+                    throughput.get(name),
+                    p50,
+                    p99,
+                    violations.getOrDefault(name, 0L),
+                    medians));
         }
         return results;
     }
 
-    private double measure(Workload.Case c, Workload.Variant variant, List<Latencies> latencies) throws Exception {
+    /**
+     * Runs {@code variant} for the duration and returns its units per second; {@code clientCpu[0]}
+     * receives the worker threads' CPU time per unit, in microseconds (each thread counts from
+     * its first operation that starts while measuring).
+     */
+    private double measure(Workload.Case c, Workload.Variant variant, List<Latencies> latencies, double[] clientCpu)
+            throws Exception {
+        ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
+        AtomicLong cpuNanos = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicLong units = new AtomicLong();
@@ -124,34 +163,43 @@ public final class Runner {
             Workload.Op op = variant.op(w);
             Latencies mine = new Latencies();
             latencies.add(mine);
-            Thread t = new Thread(() -> {
-                try {
-                    while (!stop.get()) {
-                        long start = System.nanoTime();
-                        int done;
+            Thread t = new Thread(
+                    () -> {
+                        long cpuStart = -1;
                         try {
-                            done = op.run();
-                        } catch (Exception e) {
-                            errors.incrementAndGet();
-                            continue;
-                        }
-                        if (measuring.get()) {
-                            units.addAndGet(done);
-                            if (variant.timed() && done > 0) {
-                                mine.record(System.nanoTime() - start);
+                            while (!stop.get()) {
+                                if (cpuStart < 0 && measuring.get()) {
+                                    cpuStart = cpu.getCurrentThreadCpuTime();
+                                }
+                                long start = System.nanoTime();
+                                int done;
+                                try {
+                                    done = op.run();
+                                } catch (Exception e) {
+                                    errors.incrementAndGet();
+                                    continue;
+                                }
+                                if (measuring.get()) {
+                                    units.addAndGet(done);
+                                    if (variant.timed() && done > 0) {
+                                        mine.record(System.nanoTime() - start);
+                                    }
+                                }
+                                if (done == 0 && variant.stopsWhenEmpty()) {
+                                    break;
+                                }
                             }
+                        } finally {
+                            if (cpuStart >= 0) {
+                                cpuNanos.addAndGet(cpu.getCurrentThreadCpuTime() - cpuStart);
+                            }
+                            if (active.decrementAndGet() == 0) {
+                                lastExhausted.set(System.nanoTime());
+                            }
+                            allDone.countDown();
                         }
-                        if (done == 0 && variant.stopsWhenEmpty()) {
-                            break;
-                        }
-                    }
-                } finally {
-                    if (active.decrementAndGet() == 0) {
-                        lastExhausted.set(System.nanoTime());
-                    }
-                    allDone.countDown();
-                }
-            }, "bench-" + w);
+                    },
+                    "bench-" + w);
             t.setDaemon(true);
             threads.add(t);
         }
@@ -161,7 +209,9 @@ public final class Runner {
         }
         long begin = System.nanoTime();
         measuring.set(true);
-        long limit = variant.untilExhausted() ? TimeUnit.MINUTES.toNanos(10) : options.duration().toNanos();
+        long limit = variant.untilExhausted()
+                ? TimeUnit.MINUTES.toNanos(10)
+                : options.duration().toNanos();
         boolean finishedEarly = allDone.await(limit, TimeUnit.NANOSECONDS);
         stop.set(true);
         long end = finishedEarly ? lastExhausted.get() : System.nanoTime();
@@ -174,6 +224,9 @@ public final class Runner {
         if (end <= begin) {
             progress.accept("  the work ran out during warm-up; give it more work or a shorter warm-up");
             return 0;
+        }
+        if (units.get() > 0) {
+            clientCpu[0] = cpuNanos.get() / 1e3 / units.get();
         }
         return units.get() / ((end - begin) / 1e9);
     }

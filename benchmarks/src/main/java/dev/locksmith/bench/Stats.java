@@ -6,8 +6,7 @@ import java.util.List;
 /** Summary statistics of repeated measurements. */
 public final class Stats {
 
-    private Stats() {
-    }
+    private Stats() {}
 
     /** The median (mean of the two middle values for an even count). */
     public static double median(List<Double> values) {
@@ -28,7 +27,7 @@ public final class Stats {
     }
 
     /**
-     * The {@code p}-th percentile (0 < p <= 100) of {@code sortedNanos} by the nearest-rank
+     * The {@code p}-th percentile (0 &lt; p &lt;= 100) of {@code sortedNanos} by the nearest-rank
      * method: the smallest value with at least p% of the values at or below it.
      */
     public static long percentile(long[] sortedNanos, double p) {

@@ -41,8 +41,12 @@ final class SustainedWorkload implements Workload {
     @Override
     public List<Case> cases(BenchOptions o) {
         int workers = o.workers().isEmpty() ? WORKERS : o.workers().get(0);
-        return List.of(new Case("lease batch=" + BATCH + " " + o.duration().toSeconds() + "s", workers, "jobs/s",
-                new Variant(true, workers, o.duration()), new Variant(false, workers, o.duration())));
+        return List.of(new Case(
+                "lease batch=" + BATCH + " " + o.duration().toSeconds() + "s",
+                workers,
+                "jobs/s",
+                new Variant(true, workers, o.duration()),
+                new Variant(false, workers, o.duration())));
     }
 
     private final class Variant implements SelfTimed {
@@ -102,8 +106,13 @@ final class SustainedWorkload implements Workload {
                 while (!stop.get()) {
                     try {
                         if (produced.get() - consumed.get() < BACKLOG) {
-                            Jdbc.autoCommit(ds, c -> Jdbc.update(c, "INSERT INTO jobs (queue, kind) "
-                                    + "SELECT ?, 'noop' FROM generate_series(1, 5000)", QueueWorkloads.QUEUE));
+                            Jdbc.autoCommit(
+                                    ds,
+                                    c -> Jdbc.update(
+                                            c,
+                                            "INSERT INTO jobs (queue, kind) "
+                                                    + "SELECT ?, 'noop' FROM generate_series(1, 5000)",
+                                            QueueWorkloads.QUEUE));
                             produced.addAndGet(5000);
                         } else {
                             Thread.sleep(5);
@@ -150,8 +159,15 @@ final class SustainedWorkload implements Workload {
 
         @Override
         public Map<String, Double> extras() {
-            return Map.of("first_fifth_jobs_per_s", first, "last_fifth_jobs_per_s", last,
-                    "last_over_first", first > 0 ? last / first : 0, "failed_operations", (double) failures.get());
+            return Map.of(
+                    "first_fifth_jobs_per_s",
+                    first,
+                    "last_fifth_jobs_per_s",
+                    last,
+                    "last_over_first",
+                    first > 0 ? last / first : 0,
+                    "failed_operations",
+                    (double) failures.get());
         }
     }
 }

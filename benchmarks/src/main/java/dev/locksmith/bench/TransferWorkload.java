@@ -1,7 +1,6 @@
 package dev.locksmith.bench;
 
 import dev.locksmith.RetryPolicy;
-import dev.locksmith.Transactions;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.OptimisticConflictException;
 import dev.locksmith.accounts.TransferStrategy;
@@ -28,8 +27,11 @@ import org.jooq.DSLContext;
 final class TransferWorkload implements Workload {
 
     static final BigDecimal OPENING = new BigDecimal("1000.00");
-    static final RetryPolicy POLICY = RetryPolicy.builder().maxAttempts(100).initialBackoff(Duration.ofMillis(1))
-            .maxBackoff(Duration.ofMillis(20)).build();
+    static final RetryPolicy POLICY = RetryPolicy.builder()
+            .maxAttempts(100)
+            .initialBackoff(Duration.ofMillis(1))
+            .maxBackoff(Duration.ofMillis(20))
+            .build();
 
     private final DataSource ds;
     private final DSLContext dsl;
@@ -51,15 +53,23 @@ final class TransferWorkload implements Workload {
         for (int accounts : o.quick() ? List.of(10) : List.of(10, 100_000)) {
             for (TransferStrategy strategy : TransferStrategy.values()) {
                 for (int workers : o.workersOr(o.quick() ? List.of(4) : List.of(1, 4, 16))) {
-                    boolean hasRaw = strategy == TransferStrategy.ATOMIC_GUARD || strategy == TransferStrategy.PESSIMISTIC;
-                    cases.add(new Case(strategy.name().toLowerCase() + " accounts=" + accounts, workers, "transfers/s",
-                            new Variant(accounts, strategy, true, true),
-                            hasRaw ? new Variant(accounts, strategy, false, false) : null));
+                    boolean hasRaw =
+                            strategy == TransferStrategy.ATOMIC_GUARD || strategy == TransferStrategy.PESSIMISTIC;
+                    cases.add(Workload.inEveryMode(
+                            strategy.name().toLowerCase() + " accounts=" + accounts,
+                            workers,
+                            "transfers/s",
+                            dsl,
+                            library -> new Variant(accounts, strategy, library, true),
+                            hasRaw ? new Variant(accounts, strategy, null, false) : null));
                     if (hasRaw && !o.quick()) {
                         // without the commit-outcome look-up, to price its extra round trip
-                        cases.add(new Case(strategy.name().toLowerCase() + " accounts=" + accounts + " resolution=off",
-                                workers, "transfers/s", new Variant(accounts, strategy, true, false),
-                                new Variant(accounts, strategy, false, false)));
+                        cases.add(new Case(
+                                strategy.name().toLowerCase() + " accounts=" + accounts + " resolution=off",
+                                workers,
+                                "transfers/s",
+                                new Variant(accounts, strategy, dsl, false),
+                                new Variant(accounts, strategy, null, false)));
                     }
                 }
             }
@@ -70,13 +80,15 @@ final class TransferWorkload implements Workload {
     private final class Variant implements Workload.Variant {
         final int accounts;
         final TransferStrategy strategy;
-        final boolean library;
+        /** The library's DSLContext (its execution mode), or null for the raw JDBC baseline. */
+        final DSLContext library;
+
         final boolean resolveCommits;
         final AtomicLong operations = new AtomicLong();
         final AtomicLong retries = new AtomicLong();
         final AtomicLong gaveUp = new AtomicLong();
 
-        Variant(int accounts, TransferStrategy strategy, boolean library, boolean resolveCommits) {
+        Variant(int accounts, TransferStrategy strategy, DSLContext library, boolean resolveCommits) {
             this.accounts = accounts;
             this.strategy = strategy;
             this.library = library;
@@ -91,7 +103,8 @@ final class TransferWorkload implements Workload {
             if (opened != accounts) {
                 Jdbc.autoCommit(ds, c -> {
                     Jdbc.update(c, "TRUNCATE accounts RESTART IDENTITY");
-                    Jdbc.update(c, "INSERT INTO accounts (balance) SELECT ? FROM generate_series(1, ?)", OPENING, accounts);
+                    Jdbc.update(
+                            c, "INSERT INTO accounts (balance) SELECT ? FROM generate_series(1, ?)", OPENING, accounts);
                     Jdbc.update(c, "VACUUM ANALYZE accounts");
                     return null;
                 });
@@ -104,9 +117,15 @@ final class TransferWorkload implements Workload {
 
         @Override
         public Op op(int worker) {
-            Accounts repo = new Accounts(dsl, POLICY, Transactions.Sleeper.THREAD_SLEEP,
-                    (n, failure, pause) -> retries.incrementAndGet())
-                    .withCommitResolution(resolveCommits ? Transactions.DEFAULT_COMMIT_RESOLUTION : Duration.ZERO);
+            Accounts repo = library == null
+                    ? null
+                    : new Accounts(
+                            library,
+                            POLICY.toBuilder()
+                                    .listener((n, failure, pause) -> retries.incrementAndGet())
+                                    .commitResolution(
+                                            resolveCommits ? RetryPolicy.DEFAULT_COMMIT_RESOLUTION : Duration.ZERO)
+                                    .build());
             return () -> {
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 long from = 1 + random.nextInt(accounts);
@@ -116,11 +135,14 @@ final class TransferWorkload implements Workload {
                 }
                 BigDecimal amount = BigDecimal.valueOf(random.nextInt(1, 5001), 2);
                 operations.incrementAndGet();
-                if (!library) {
+                if (library == null) {
                     long a = from;
                     long b = to;
-                    Jdbc.inTransaction(ds, c -> strategy == TransferStrategy.ATOMIC_GUARD
-                            ? rawAtomicGuard(c, a, b, amount) : rawPessimistic(c, a, b, amount));
+                    Jdbc.inTransaction(
+                            ds,
+                            c -> strategy == TransferStrategy.ATOMIC_GUARD
+                                    ? rawAtomicGuard(c, a, b, amount)
+                                    : rawPessimistic(c, a, b, amount));
                     return 1;
                 }
                 try {
@@ -135,8 +157,10 @@ final class TransferWorkload implements Workload {
         @Override
         public long verify() throws Exception {
             return Jdbc.autoCommit(ds, c -> {
-                long wrongTotal = Jdbc.queryLong(c, "SELECT CASE WHEN sum(balance) = ? * count(*) THEN 0 ELSE 1 END "
-                        + "FROM accounts", OPENING);
+                long wrongTotal = Jdbc.queryLong(
+                        c,
+                        "SELECT CASE WHEN sum(balance) = ? * count(*) THEN 0 ELSE 1 END " + "FROM accounts",
+                        OPENING);
                 long negative = Jdbc.queryLong(c, "SELECT count(*) FROM accounts WHERE balance < 0");
                 return wrongTotal + negative;
             });
@@ -145,7 +169,9 @@ final class TransferWorkload implements Workload {
         @Override
         public Map<String, Double> extras() {
             double ops = Math.max(1, operations.get());
-            return library ? Map.of("retries_per_op", retries.get() / ops, "gave_up_per_op", gaveUp.get() / ops) : Map.of();
+            return library != null
+                    ? Map.of("retries_per_op", retries.get() / ops, "gave_up_per_op", gaveUp.get() / ops)
+                    : Map.of();
         }
     }
 
@@ -153,19 +179,30 @@ final class TransferWorkload implements Workload {
         if (to < from) {
             Jdbc.queryLong(c, "SELECT id FROM accounts WHERE id = ? FOR NO KEY UPDATE", to);
         }
-        if (Jdbc.update(c, "UPDATE accounts SET balance = balance - ?, version = version + 1, updated_at = now() "
-                + "WHERE id = ? AND balance >= ?", amount, from, amount) == 0) {
+        if (Jdbc.update(
+                        c,
+                        "UPDATE accounts SET balance = balance - ?, version = version + 1, updated_at = now() "
+                                + "WHERE id = ? AND balance >= ?",
+                        amount,
+                        from,
+                        amount)
+                == 0) {
             return 0;
         }
-        return Jdbc.update(c, "UPDATE accounts SET balance = balance + ?, version = version + 1, updated_at = now() "
-                + "WHERE id = ?", amount, to);
+        return Jdbc.update(
+                c,
+                "UPDATE accounts SET balance = balance + ?, version = version + 1, updated_at = now() "
+                        + "WHERE id = ?",
+                amount,
+                to);
     }
 
     private static int rawPessimistic(Connection c, long from, long to, BigDecimal amount) throws SQLException {
         BigDecimal source = null;
         BigDecimal target = null;
-        try (PreparedStatement s = c.prepareStatement("SELECT id, balance, version, created_at, updated_at FROM accounts "
-                + "WHERE id IN (?, ?) ORDER BY id FOR NO KEY UPDATE")) {
+        try (PreparedStatement s =
+                c.prepareStatement("SELECT id, balance, version, created_at, updated_at FROM accounts "
+                        + "WHERE id IN (?, ?) ORDER BY id FOR NO KEY UPDATE")) {
             s.setLong(1, from);
             s.setLong(2, to);
             try (ResultSet rs = s.executeQuery()) {
@@ -184,8 +221,11 @@ final class TransferWorkload implements Workload {
         long first = Math.min(from, to);
         for (long id : new long[] {first, first == from ? to : from}) {
             BigDecimal balance = id == from ? source.subtract(amount) : target.add(amount);
-            Jdbc.update(c, "UPDATE accounts SET balance = ?, version = version + 1, updated_at = now() WHERE id = ?",
-                    balance, id);
+            Jdbc.update(
+                    c,
+                    "UPDATE accounts SET balance = ?, version = version + 1, updated_at = now() WHERE id = ?",
+                    balance,
+                    id);
         }
         return 1;
     }

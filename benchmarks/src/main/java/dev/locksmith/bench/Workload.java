@@ -1,9 +1,19 @@
 package dev.locksmith.bench;
 
+import dev.locksmith.ExecutionMode;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteListener;
+import org.jooq.impl.DSL;
 
-/** A benchmark workload: a list of cases, each run as a library variant and a raw-JDBC variant. */
+/**
+ * A benchmark workload: a list of cases, each run as a library variant and a raw-JDBC variant, and
+ * where the library's execution mode matters ({@link #inEveryMode}), the library also with an
+ * {@code ExecuteListener} (so that its hot statements go through jOOQ) and in
+ * {@link ExecutionMode#RAW_JDBC}.
+ */
 public interface Workload {
 
     /** Short name, e.g. {@code queue-tx}. */
@@ -18,10 +28,55 @@ public interface Workload {
      * @param config its settings as text
      * @param workers worker threads
      * @param unit what the throughput counts
-     * @param library the library variant
+     * @param library the library variant, on the session's {@code DSLContext} (default execution
+     *     mode, no listener)
+     * @param libraryListened the library in the default mode with a no-op {@code ExecuteListener},
+     *     so that its hot statements go through jOOQ's execution; or null (see below)
+     * @param libraryJdbc the library in {@link ExecutionMode#RAW_JDBC}; or null where the mode
+     *     makes no difference (no pre-rendered statement, or a worker that builds its own
+     *     {@code DSLContext})
      * @param raw the plain-JDBC variant running the same SQL, or null where there is none
      */
-    record Case(String config, int workers, String unit, Variant library, Variant raw) {
+    record Case(
+            String config,
+            int workers,
+            String unit,
+            Variant library,
+            Variant libraryListened,
+            Variant libraryJdbc,
+            Variant raw) {
+
+        /** A case whose library runs in one way only. */
+        Case(String config, int workers, String unit, Variant library, Variant raw) {
+            this(config, workers, unit, library, null, null, raw);
+        }
+    }
+
+    /** A listener that does nothing: its presence alone sends the hot statements through jOOQ. */
+    ExecuteListener NO_OP_LISTENER = new ExecuteListener() {
+        private static final long serialVersionUID = 1L;
+    };
+
+    /**
+     * A case whose library variant ({@code library} on a {@code DSLContext}) runs three ways: on
+     * {@code dsl} as given, with {@link #NO_OP_LISTENER} added, and in raw JDBC mode.
+     */
+    static Case inEveryMode(
+            String config,
+            int workers,
+            String unit,
+            DSLContext dsl,
+            Function<DSLContext, Variant> library,
+            Variant raw) {
+        DSLContext listened = DSL.using(dsl.configuration().deriveAppending(NO_OP_LISTENER));
+        return new Case(
+                config,
+                workers,
+                unit,
+                library.apply(dsl),
+                library.apply(listened),
+                library.apply(ExecutionMode.using(dsl, ExecutionMode.RAW_JDBC)),
+                raw);
     }
 
     /** One way of doing the work. */

@@ -19,14 +19,21 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** The full benchmark: every case library against raw JDBC, repeated; writes table, JSON, CSV and SVG. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Run the benchmark workloads (queue-tx, queue-lease, drain, pool, transfer; sustained on request) "
-                + "against raw JDBC.")
+/**
+ * The full benchmark: every case library against raw JDBC, the library in both execution modes,
+ * repeated; writes table, JSON, CSV and SVG.
+ */
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
+        description =
+                "Run the benchmark workloads (queue-tx, queue-lease, drain, pool, transfer; sustained on request) "
+                        + "against raw JDBC, the library in both execution modes (through jOOQ, the default, and RAW_JDBC) "
+                        + "where the mode applies.")
 final class BenchCommand implements Callable<Integer> {
 
     @Mixin
@@ -38,7 +45,10 @@ final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..*", description = "workloads to run (default: all)")
     private List<String> workloads = new ArrayList<>();
 
-    @Option(names = "--duration", description = "measured seconds per run (default ${DEFAULT-VALUE})", defaultValue = "3")
+    @Option(
+            names = "--duration",
+            description = "measured seconds per run (default ${DEFAULT-VALUE})",
+            defaultValue = "3")
     private double duration;
 
     @Option(names = "--warmup", description = "warm-up seconds per run (default ${DEFAULT-VALUE})", defaultValue = "1")
@@ -50,37 +60,51 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--workers", split = ",", description = "worker counts, e.g. 1,4,16 (default: per workload)")
     private List<Integer> workers = new ArrayList<>();
 
-    @Option(names = "--only", split = ",", description = "run only the cases with one of these words in their configuration, "
-            + "e.g. size=100, or batch=1,batch=10, or pessimistic (default: every case)")
+    @Option(
+            names = "--only",
+            split = ",",
+            description = "run only the cases with one of these words in their configuration, "
+                    + "e.g. size=100, or batch=1,batch=10, or pessimistic; words joined by + must all be there, "
+                    + "e.g. random_probes+size=100 (default: every case)")
     private List<String> only = new ArrayList<>();
 
-    @Option(names = "--out", description = "directory for results.json, results.csv, chart.svg, table.txt "
-            + "(default: reports/<timestamp>)")
+    @Option(
+            names = "--out",
+            description =
+                    "directory for results.json, results.csv, chart.svg, table.txt " + "(default: reports/<timestamp>)")
     private Path out;
 
     @Override
     public Integer call() throws Exception {
         BenchOptions options;
         try {
-            options = new BenchOptions(Duration.ofMillis((long) (warmup * 1000)), Duration.ofMillis((long) (duration * 1000)),
-                    runs, workers, false, only);
+            options = new BenchOptions(
+                    Duration.ofMillis((long) (warmup * 1000)),
+                    Duration.ofMillis((long) (duration * 1000)),
+                    runs,
+                    workers,
+                    false,
+                    only);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        int maxWorkers = Math.max(64, workers.stream().mapToInt(Integer::intValue).max().orElse(0));
+        int maxWorkers =
+                Math.max(64, workers.stream().mapToInt(Integer::intValue).max().orElse(0));
         try (BenchSession session = new BenchSession(connection.settings(), maxWorkers + 8, connection.schema)) {
             Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
             List<String> chosen = workloads.isEmpty() ? List.copyOf(all.keySet()) : workloads;
             all.putAll(session.onRequest());
             for (String name : chosen) {
                 if (!all.containsKey(name)) {
-                    throw new ParameterException(spec.commandLine(), "unknown workload " + name + "; choose from " + all.keySet());
+                    throw new ParameterException(
+                            spec.commandLine(), "unknown workload " + name + "; choose from " + all.keySet());
                 }
             }
-            System.out.printf("server: %s via %s, %s%n", session.server().version(),
-                    session.server().source().description(), session.durability());
+            System.out.printf(
+                    "server: %s via %s, %s%n",
+                    session.server().version(), session.server().source().description(), session.durability());
             List<Workload> selected = chosen.stream().map(all::get).toList();
-            Progress progress = new Progress(System.err, new Runner(options, step -> { }).steps(selected));
+            Progress progress = new Progress(System.err, new Runner(options, step -> {}).steps(selected));
             Runner runner = new Runner(options, progress, session::freshConnections);
             List<Result> results = new ArrayList<>();
             for (String name : chosen) {
@@ -88,14 +112,21 @@ final class BenchCommand implements Callable<Integer> {
             }
             progress.finish();
             Report report = new Report(results);
-            Path dir = out != null ? out
+            Path dir = out != null
+                    ? out
                     : Path.of("reports", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
             Files.createDirectories(dir);
-            String header = String.format("locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %s, %d cores%n%n",
-                    String.join(" ", chosen), duration, warmup, runs,
+            String header = String.format(
+                    "locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %s, %d cores%n%n",
+                    String.join(" ", chosen),
+                    duration,
+                    warmup,
+                    runs,
                     (workers.isEmpty() ? "" : " --workers " + workers.toString().replaceAll("[\\[\\] ]", ""))
                             + (only.isEmpty() ? "" : " --only " + String.join(",", only)),
-                    session.server().version(), session.server().source().description(), session.durability(),
+                    session.server().version(),
+                    session.server().source().description(),
+                    session.durability(),
                     Runtime.getRuntime().availableProcessors());
             Files.writeString(dir.resolve("table.txt"), header + report.table());
             Files.writeString(dir.resolve("results.json"), report.json());

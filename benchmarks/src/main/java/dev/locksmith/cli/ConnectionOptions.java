@@ -16,7 +16,9 @@ final class ConnectionOptions {
     @Option(names = "--password", description = "password (else LOCKSMITH_JDBC_PASSWORD)", interactive = false)
     String password;
 
-    @Option(names = "--schema", defaultValue = "locksmith",
+    @Option(
+            names = "--schema",
+            defaultValue = "locksmith",
             description = "the schema locksmith's tables live in (default ${DEFAULT-VALUE})")
     String schema;
 
@@ -27,8 +29,9 @@ final class ConnectionOptions {
      */
     org.postgresql.ds.PGSimpleDataSource explicitDataSource(picocli.CommandLine commandLine, String command) {
         ServerSettings s = settings();
-        String jdbcUrl = s.jdbcUrl().orElseThrow(() -> new picocli.CommandLine.ParameterException(commandLine,
-                command + " needs --url or LOCKSMITH_JDBC_URL"));
+        String jdbcUrl = s.jdbcUrl()
+                .orElseThrow(() -> new picocli.CommandLine.ParameterException(
+                        commandLine, command + " needs --url or LOCKSMITH_JDBC_URL"));
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(jdbcUrl);
         ds.setUser(s.user());
@@ -41,7 +44,8 @@ final class ConnectionOptions {
     /** Settings from the environment, overridden by any flag given. */
     ServerSettings settings() {
         ServerSettings env = ServerSettings.fromEnvironment();
-        return new ServerSettings(url != null ? Optional.of(url) : env.jdbcUrl(),
+        return new ServerSettings(
+                url != null ? Optional.of(url) : env.jdbcUrl(),
                 user != null ? user : env.user(),
                 password != null ? password : env.password(),
                 url != null ? Optional.empty() : env.forced());

@@ -20,7 +20,9 @@ import picocli.CommandLine.Mixin;
  * version of every workload against raw JDBC, prints the table, and exits non-zero on any
  * correctness violation (lost job, duplicate, money not conserved, account held twice).
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
         description = "Obtain PostgreSQL (explicit URL, else Docker, else embedded), migrate a scratch database, "
                 + "run a short version of every workload, and report.")
 final class DemoCommand implements Callable<Integer> {
@@ -33,14 +35,20 @@ final class DemoCommand implements Callable<Integer> {
         PrintStream out = System.out;
         BenchOptions options = new BenchOptions(Duration.ofMillis(300), Duration.ofSeconds(1), 1, List.of(), true);
         try (BenchSession session = new BenchSession(connection.settings(), 24, connection.schema)) {
-            out.printf("server:   %s via %s%n", session.server().version(), session.server().source().description());
-            out.printf("database: %s (scratch, dropped at exit)%n", session.database().name());
+            out.printf(
+                    "server:   %s via %s%n",
+                    session.server().version(), session.server().source().description());
+            out.printf(
+                    "database: %s (scratch, dropped at exit)%n",
+                    session.database().name());
             out.printf("schema:   %d change sets applied:", session.applied().size());
             for (AppliedChangeSet c : session.applied()) {
                 out.print(" " + c.id());
             }
             out.println();
-            Progress progress = new Progress(System.err, new Runner(options, step -> { }).steps(session.workloads().values()));
+            Progress progress = new Progress(
+                    System.err,
+                    new Runner(options, step -> {}).steps(session.workloads().values()));
             Runner runner = new Runner(options, progress, session::freshConnections);
             List<Result> results = new ArrayList<>();
             for (Workload w : session.workloads().values()) {

@@ -13,8 +13,7 @@ final class Failures {
     /** Exit status for "could not get a working connection". */
     static final int CONNECTION_FAILED = 2;
 
-    private Failures() {
-    }
+    private Failures() {}
 
     /** A one-line explanation when {@code failure} is a connection problem, else empty. */
     static Optional<String> connectionProblem(Throwable failure) {

@@ -4,8 +4,12 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code locksmith} command-line tool. */
-@Command(name = "locksmith", mixinStandardHelpOptions = true, version = "locksmith 0.1.0-SNAPSHOT",
-        description = "Typed PostgreSQL concurrency control through jOOQ: demo, benchmarks, schema migration, lock report.",
+@Command(
+        name = "locksmith",
+        mixinStandardHelpOptions = true,
+        versionProvider = Locksmith.Version.class,
+        description =
+                "Typed PostgreSQL concurrency control through jOOQ: demo, benchmarks, schema migration, lock report.",
         subcommands = {DemoCommand.class, BenchCommand.class, MigrateCommand.class, LocksCommand.class})
 public final class Locksmith implements Runnable {
 
@@ -37,5 +41,14 @@ public final class Locksmith implements Runnable {
     @Override
     public void run() {
         spec.commandLine().usage(System.out);
+    }
+
+    /** The version the build wrote into the jar's manifest (Implementation-Version). */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String version = Locksmith.class.getPackage().getImplementationVersion();
+            return new String[] {"locksmith " + (version != null ? version : "(unpackaged build)")};
+        }
     }
 }

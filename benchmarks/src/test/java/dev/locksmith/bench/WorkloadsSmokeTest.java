@@ -26,7 +26,7 @@ class WorkloadsSmokeTest {
         BenchOptions options = new BenchOptions(Duration.ofMillis(100), Duration.ofMillis(500), 1, List.of(2), true);
         List<Result> results = new ArrayList<>();
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12, "bench_locks")) {
-            Runner runner = new Runner(options, step -> { });
+            Runner runner = new Runner(options, step -> {});
             assertThat(session.dsl().fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_locks'"))
                     .isEqualTo(6L);
             for (Workload workload : session.workloads().values()) {
@@ -36,10 +36,23 @@ class WorkloadsSmokeTest {
         Set<String> workloads = results.stream().map(Result::workload).collect(Collectors.toSet());
         assertThat(workloads).containsExactlyInAnyOrder("queue-tx", "queue-lease", "drain", "pool", "transfer");
         assertThat(results).allSatisfy(r -> {
-            assertThat(r.violations()).as("%s %s %s", r.workload(), r.config(), r.variant()).isZero();
-            assertThat(r.median()).as("%s %s %s did work", r.workload(), r.config(), r.variant()).isPositive();
+            assertThat(r.violations())
+                    .as("%s %s %s", r.workload(), r.config(), r.variant())
+                    .isZero();
+            assertThat(r.median())
+                    .as("%s %s %s did work", r.workload(), r.config(), r.variant())
+                    .isPositive();
         });
         assertThat(results).anySatisfy(r -> assertThat(r.variant()).isEqualTo("raw"));
+        for (String variant : List.of("library-jdbc", "library-listened")) {
+            assertThat(results)
+                    .filteredOn(r -> r.variant().equals(variant))
+                    .extracting(Result::workload)
+                    .contains("queue-tx", "queue-lease", "pool", "transfer");
+        }
+        assertThat(results)
+                .filteredOn(r -> !r.workload().equals("drain"))
+                .allSatisfy(r -> assertThat(r.extras()).containsKey(Result.CLIENT_CPU));
         assertThat(new Report(results).violations()).isZero();
     }
 }

@@ -6,6 +6,7 @@ import dev.locksmith.LocksmithException;
 public final class AccountNotFoundException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
+    /** The id that was looked for. */
     private final long accountId;
 
     AccountNotFoundException(long accountId) {
@@ -13,7 +14,7 @@ public final class AccountNotFoundException extends LocksmithException {
         this.accountId = accountId;
     }
 
-    /** The id that was looked for. */
+    /** {@return the id that was looked for} */
     public long accountId() {
         return accountId;
     }

@@ -17,7 +17,8 @@ import org.jooq.impl.SQLDataType;
 
 /**
  * The statements of transfers, guarded updates and compare-and-swap, written in the DSL and
- * rendered once per {@link Accounts} (see {@link RenderedQuery} for why).
+ * rendered once per {@link Accounts} (see {@link RenderedQuery} for why). Every one returns rows
+ * (the changed ids where only a count is wanted): see {@link RenderedQuery#execute}.
  */
 final class AccountStatements {
 
@@ -35,11 +36,11 @@ final class AccountStatements {
     final RenderedQuery lockTwo;
     /** {@code balance = balance - :amount WHERE id = :id AND balance >= :amount RETURNING <identity>}. */
     final RenderedQuery debit;
-    /** {@code balance = balance + :amount WHERE id = :id}. */
+    /** {@code balance = balance + :amount WHERE id = :id RETURNING id}. */
     final RenderedQuery credit;
-    /** {@code balance = :balance WHERE id = :id} (the row is already locked or SERIALIZABLE guards it). */
+    /** {@code balance = :balance WHERE id = :id RETURNING id} (the row is already locked or SERIALIZABLE guards it). */
     final RenderedQuery setBalance;
-    /** {@code balance = :balance WHERE id = :id AND version = :version}. */
+    /** {@code balance = :balance WHERE id = :id AND version = :version RETURNING id}. */
     final RenderedQuery compareAndSwap;
 
     AccountStatements(DSLContext dsl) {
@@ -50,41 +51,71 @@ final class AccountStatements {
         Field<Long> nextVersion = ACCOUNTS.VERSION.plus(DSL.inline(1L));
         // the transaction's identity rides along on the first statement of each transfer, which saves
         // Transactions the round trip that would otherwise fetch it before COMMIT
-        List<Field<?>> columns = List.of(ACCOUNTS.ID, ACCOUNTS.BALANCE, ACCOUNTS.VERSION, ACCOUNTS.UPDATED_AT,
-                TransactionIdentity.XID, TransactionIdentity.PID);
+        List<Field<?>> columns = List.of(
+                ACCOUNTS.ID,
+                ACCOUNTS.BALANCE,
+                ACCOUNTS.VERSION,
+                ACCOUNTS.UPDATED_AT,
+                TransactionIdentity.XID,
+                TransactionIdentity.PID);
 
-        lockOne = RenderedQuery.of(dsl, dsl.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forNoKeyUpdate());
-        readTwo = RenderedQuery.of(dsl, dsl.select(columns).from(ACCOUNTS)
-                .where(ACCOUNTS.ID.in(id, otherId)).orderBy(ACCOUNTS.ID));
-        lockTwo = RenderedQuery.of(dsl, dsl.select(columns).from(ACCOUNTS)
-                .where(ACCOUNTS.ID.in(id, otherId)).orderBy(ACCOUNTS.ID).forNoKeyUpdate());
-        debit = RenderedQuery.of(dsl, dsl.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(amount))
-                .set(ACCOUNTS.VERSION, nextVersion)
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.BALANCE.ge(amount)))
-                .returning(TransactionIdentity.XID, TransactionIdentity.PID));
-        credit = RenderedQuery.of(dsl, dsl.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.plus(amount))
-                .set(ACCOUNTS.VERSION, nextVersion)
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id)));
-        setBalance = RenderedQuery.of(dsl, dsl.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, balance)
-                .set(ACCOUNTS.VERSION, nextVersion)
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id)));
-        compareAndSwap = RenderedQuery.of(dsl, dsl.update(ACCOUNTS)
-                .set(ACCOUNTS.BALANCE, balance)
-                .set(ACCOUNTS.VERSION, nextVersion)
-                .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.VERSION.eq(DSL.param(VERSION, SQLDataType.BIGINT)))));
+        lockOne = RenderedQuery.of(
+                dsl,
+                dsl.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forNoKeyUpdate());
+        readTwo = RenderedQuery.of(
+                dsl,
+                dsl.select(columns)
+                        .from(ACCOUNTS)
+                        .where(ACCOUNTS.ID.in(id, otherId))
+                        .orderBy(ACCOUNTS.ID));
+        lockTwo = RenderedQuery.of(
+                dsl,
+                dsl.select(columns)
+                        .from(ACCOUNTS)
+                        .where(ACCOUNTS.ID.in(id, otherId))
+                        .orderBy(ACCOUNTS.ID)
+                        .forNoKeyUpdate());
+        debit = RenderedQuery.of(
+                dsl,
+                dsl.update(ACCOUNTS)
+                        .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(amount))
+                        .set(ACCOUNTS.VERSION, nextVersion)
+                        .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.BALANCE.ge(amount)))
+                        .returning(TransactionIdentity.XID, TransactionIdentity.PID));
+        credit = RenderedQuery.of(
+                dsl,
+                dsl.update(ACCOUNTS)
+                        .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.plus(amount))
+                        .set(ACCOUNTS.VERSION, nextVersion)
+                        .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(ACCOUNTS.ID.eq(id))
+                        .returning(ACCOUNTS.ID));
+        setBalance = RenderedQuery.of(
+                dsl,
+                dsl.update(ACCOUNTS)
+                        .set(ACCOUNTS.BALANCE, balance)
+                        .set(ACCOUNTS.VERSION, nextVersion)
+                        .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(ACCOUNTS.ID.eq(id))
+                        .returning(ACCOUNTS.ID));
+        compareAndSwap = RenderedQuery.of(
+                dsl,
+                dsl.update(ACCOUNTS)
+                        .set(ACCOUNTS.BALANCE, balance)
+                        .set(ACCOUNTS.VERSION, nextVersion)
+                        .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.VERSION.eq(DSL.param(VERSION, SQLDataType.BIGINT))))
+                        .returning(ACCOUNTS.ID));
     }
 
     /** Maps a row of {@link #readTwo} / {@link #lockTwo}, reporting the transaction's identity. */
     static Account account(ResultSet row) throws SQLException {
         TransactionIdentity.report(row);
-        return new Account(row.getLong(ACCOUNTS.ID.getName()), row.getBigDecimal(ACCOUNTS.BALANCE.getName()),
-                row.getLong(ACCOUNTS.VERSION.getName()), row.getObject(ACCOUNTS.UPDATED_AT.getName(), OffsetDateTime.class));
+        return new Account(
+                row.getLong(ACCOUNTS.ID.getName()),
+                row.getBigDecimal(ACCOUNTS.BALANCE.getName()),
+                row.getLong(ACCOUNTS.VERSION.getName()),
+                row.getObject(ACCOUNTS.UPDATED_AT.getName(), OffsetDateTime.class));
     }
 }

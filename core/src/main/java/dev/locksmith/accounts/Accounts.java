@@ -3,13 +3,15 @@ package dev.locksmith.accounts;
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
 import dev.locksmith.Isolation;
-import dev.locksmith.internal.SchemaMapping;
-import dev.locksmith.internal.Savepoints;
 import dev.locksmith.LockWait;
-import dev.locksmith.PgErrors;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.AccountsRecord;
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Savepoints;
+import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.internal.Sleeper;
+import dev.locksmith.internal.TransactionGuard;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.Collection;
@@ -42,84 +44,87 @@ import org.jooq.impl.DSL;
  * <p>Thread-safe and stateless apart from its configuration; share one instance.
  *
  * <p>The hot statements are rendered once, at construction, with the settings of the
- * {@code DSLContext} given here, and run through JDBC on the connection of the
- * {@code DSLContext} passed to each call (README, "How it works"); {@code ExecuteListener}s do
- * not see them.
+ * {@code DSLContext} given here, and run on the connection of the {@code DSLContext} passed to
+ * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
+ * straight through JDBC when the {@code DSLContext} given here says
+ * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
  */
 public final class Accounts {
 
     private final DSLContext dsl;
     private final RetryPolicy policy;
-    private final Transactions.Sleeper sleeper;
-    private final Transactions.RetryListener listener;
     private final Transactions transactions;
     private final AccountStatements statements;
     private final SchemaMapping schema;
 
-    /** Accounts on {@code dsl} with {@link RetryPolicy#defaults()}. */
+    /**
+     * Accounts on {@code dsl} with {@link RetryPolicy#defaults()}.
+     *
+     * @param dsl where own transactions start, and whose settings (schema mapping, dialect)
+     *     the statements are rendered with
+     */
     public Accounts(DSLContext dsl) {
         this(dsl, RetryPolicy.defaults());
     }
 
-    /** Accounts on {@code dsl}, retrying under {@code policy}. */
-    public Accounts(DSLContext dsl, RetryPolicy policy) {
-        this(dsl, policy, Transactions.Sleeper.THREAD_SLEEP, (attempts, failure, pause) -> { });
-    }
-
     /**
-     * Full control: {@code sleeper} pauses between attempts (tests pass one that does not
-     * sleep), {@code listener} observes every retry (metrics).
+     * Accounts on {@code dsl}, retrying under {@code policy}; the policy also sets how long a
+     * failed {@code COMMIT}'s outcome is looked for and who hears of retries.
+     *
+     * @param dsl where own transactions start, and whose settings (schema mapping, dialect)
+     *     the statements are rendered with
+     * @param policy retries of whole transactions and of lost compare-and-swap races
      */
-    public Accounts(DSLContext dsl, RetryPolicy policy, Transactions.Sleeper sleeper,
-            Transactions.RetryListener listener) {
+    public Accounts(DSLContext dsl, RetryPolicy policy) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
-        this.listener = Objects.requireNonNull(listener, "listener");
-        this.transactions = new Transactions(dsl, policy, sleeper, listener);
+        this.transactions = new Transactions(dsl, policy);
         this.statements = new AccountStatements(dsl);
         this.schema = SchemaMapping.of(dsl);
     }
 
-    private Accounts(Accounts base, Transactions transactions) {
-        this.dsl = base.dsl;
-        this.policy = base.policy;
-        this.sleeper = base.sleeper;
-        this.listener = base.listener;
-        this.transactions = transactions;
-        this.statements = base.statements;
-        this.schema = base.schema;
-    }
-
-    /**
-     * A copy whose own-transaction transfers look for the outcome of a {@code COMMIT} whose
-     * connection failed for up to {@code timeout}; {@link Duration#ZERO} turns the look-up off
-     * (a failed {@code COMMIT} is then always unknown). Transfers return their transaction id
-     * with their first statement, so the look-up costs no round trip unless a {@code COMMIT}
-     * fails. See {@link Transactions#withCommitResolution}.
-     */
-    public Accounts withCommitResolution(Duration timeout) {
-        return new Accounts(this, transactions.withCommitResolution(timeout));
-    }
-
     // ---------------------------------------------------------------- open and read
 
-    /** Opens an account with {@code openingBalance} (zero or more) in its own transaction. */
+    /**
+     * Opens an account in its own, auto-committed transaction. Takes no lock that anyone else
+     * could wait on (the new row is invisible to others until committed).
+     *
+     * @param openingBalance zero or more, at most two decimal places
+     * @return the new account, as inserted (id, balance at scale 2, version 0, database time)
+     * @throws IllegalArgumentException when the balance is negative or has more decimal places
+     */
     public Account open(BigDecimal openingBalance) {
         return open(dsl, openingBalance);
     }
 
-    /** Opens an account with {@code openingBalance} (zero or more) in the caller's transaction. */
+    /**
+     * Opens an account in the caller's transaction.
+     *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param openingBalance zero or more, at most two decimal places
+     * @return the new account, as inserted (visible to others once {@code tx} commits)
+     * @throws IllegalArgumentException when the balance is negative or has more decimal places
+     */
     public Account open(DSLContext tx, BigDecimal openingBalance) {
         DSLContext ctx = schema.on(tx);
         BigDecimal balance = Amounts.nonNegative("openingBalance", openingBalance);
-        return PgErrors.translating(() -> toAccount(
-                ctx.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, balance).returning().fetchSingle()));
+        return Errors.translating(() -> toAccount(ctx.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, balance)
+                .returning()
+                .fetchSingle()));
     }
 
     /**
      * Opens one account per balance with a single multi-row insert, in the caller's
      * transaction; returns them in the order given.
+     *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param openingBalances each zero or more, at most two decimal places; may be empty
+     * @return the new accounts, in the order of {@code openingBalances}; empty (and no statement
+     *     sent) for an empty list
+     * @throws IllegalArgumentException when any balance is invalid, before anything is inserted
      */
     public List<Account> openAll(DSLContext tx, List<BigDecimal> openingBalances) {
         DSLContext ctx = schema.on(tx);
@@ -128,8 +133,9 @@ public final class Accounts {
             return List.of();
         }
         List<BigDecimal> balances = openingBalances.stream()
-                .map(b -> Amounts.nonNegative("openingBalance", b)).toList();
-        return PgErrors.translating(() -> {
+                .map(b -> Amounts.nonNegative("openingBalance", b))
+                .toList();
+        return Errors.translating(() -> {
             InsertValuesStep1<AccountsRecord, BigDecimal> insert = ctx.insertInto(ACCOUNTS, ACCOUNTS.BALANCE);
             for (BigDecimal balance : balances) {
                 insert = insert.values(balance);
@@ -138,14 +144,32 @@ public final class Accounts {
         });
     }
 
-    /** The account, if it exists. Takes no lock. */
+    /**
+     * Reads an account without locking it: the value can be stale by the time the caller acts
+     * on it; lock it ({@link #lockForUpdate(DSLContext, long, LockWait)}) or use a guarded or
+     * compare-and-swap write to act on it safely. Never waits for writers.
+     *
+     * @param tx the transaction (or auto-commit context) to read in; its snapshot decides what
+     *     is seen
+     * @param id the account id
+     * @return the account; empty when there is none
+     */
     public Optional<Account> find(DSLContext tx, long id) {
         DSLContext ctx = schema.on(tx);
-        return PgErrors.translating(() ->
-                ctx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).fetchOptional().map(Accounts::toAccount));
+        return Errors.translating(() -> ctx.selectFrom(ACCOUNTS)
+                .where(ACCOUNTS.ID.eq(id))
+                .fetchOptional()
+                .map(Accounts::toAccount));
     }
 
-    /** The account; takes no lock. @throws AccountNotFoundException if there is none */
+    /**
+     * Reads an account that must exist, without locking it (as {@link #find}).
+     *
+     * @param tx the transaction (or auto-commit context) to read in
+     * @param id the account id
+     * @return the account
+     * @throws AccountNotFoundException if there is none
+     */
     public Account get(DSLContext tx, long id) {
         DSLContext ctx = schema.on(tx);
         return find(ctx, id).orElseThrow(() -> new AccountNotFoundException(id));
@@ -157,6 +181,10 @@ public final class Accounts {
      * {@code SELECT ... FOR UPDATE} of one account, waiting as {@code wait} says. The row stays
      * locked until the caller's transaction ends.
      *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param id the account id
+     * @param wait how long to wait while another transaction holds the row
      * @return the locked account; empty only with {@link LockWait#skipLocked()} when another
      *     transaction holds the row
      * @throws AccountNotFoundException if there is no such account
@@ -168,9 +196,14 @@ public final class Accounts {
     public Optional<Account> lockForUpdate(DSLContext tx, long id, LockWait wait) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(wait, "wait");
-        Transactions.requireOpen(ctx, "lockForUpdate");
-        Optional<Account> locked = wait.run(ctx, () -> wait.applyTo(
-                ctx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetchOptional().map(Accounts::toAccount));
+        TransactionGuard.requireOpen(ctx, "lockForUpdate");
+        Optional<Account> locked = wait.run(
+                ctx,
+                () -> wait.applyTo(ctx.selectFrom(ACCOUNTS)
+                                .where(ACCOUNTS.ID.eq(id))
+                                .forUpdate())
+                        .fetchOptional()
+                        .map(Accounts::toAccount));
         if (locked.isEmpty() && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
@@ -180,8 +213,13 @@ public final class Accounts {
     /**
      * Locks several accounts with one {@code SELECT ... ORDER BY id FOR UPDATE}: rows are
      * locked in ascending id order whatever order {@code ids} has, so two callers locking
-     * overlapping sets cannot deadlock.
+     * overlapping sets cannot deadlock. The rows stay locked until the caller's transaction ends.
      *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param ids the account ids, in any order, no nulls; duplicates count once; empty locks
+     *     nothing and sends nothing
+     * @param wait how long to wait for each row another transaction holds
      * @return the locked accounts in ascending id order; with {@link LockWait#skipLocked()},
      *     only those no other transaction holds
      * @throws AccountNotFoundException naming the first missing id
@@ -191,7 +229,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(ids, "ids");
         Objects.requireNonNull(wait, "wait");
-        Transactions.requireOpen(ctx, "lockForUpdate");
+        TransactionGuard.requireOpen(ctx, "lockForUpdate");
         TreeSet<Long> sorted = new TreeSet<>();
         for (Long id : ids) {
             sorted.add(Objects.requireNonNull(id, "ids must not contain null"));
@@ -199,12 +237,22 @@ public final class Accounts {
         if (sorted.isEmpty()) {
             return List.of();
         }
-        List<Account> locked = wait.run(ctx, () -> wait.applyTo(ctx.selectFrom(ACCOUNTS)
-                .where(ACCOUNTS.ID.in(sorted)).orderBy(ACCOUNTS.ID).forUpdate())
-                .fetch().stream().map(Accounts::toAccount).toList());
+        List<Account> locked = wait.run(
+                ctx,
+                () -> wait
+                        .applyTo(ctx.selectFrom(ACCOUNTS)
+                                .where(ACCOUNTS.ID.in(sorted))
+                                .orderBy(ACCOUNTS.ID)
+                                .forUpdate())
+                        .fetch()
+                        .stream()
+                        .map(Accounts::toAccount)
+                        .toList());
         if (locked.size() < sorted.size()) {
-            List<Long> present = PgErrors.translating(() ->
-                    ctx.select(ACCOUNTS.ID).from(ACCOUNTS).where(ACCOUNTS.ID.in(sorted)).fetch(ACCOUNTS.ID));
+            List<Long> present = Errors.translating(() -> ctx.select(ACCOUNTS.ID)
+                    .from(ACCOUNTS)
+                    .where(ACCOUNTS.ID.in(sorted))
+                    .fetch(ACCOUNTS.ID));
             sorted.removeAll(present);
             if (!sorted.isEmpty()) {
                 throw new AccountNotFoundException(sorted.first());
@@ -219,7 +267,14 @@ public final class Accounts {
      * Takes {@code amount} off the balance in one guarded statement
      * ({@code UPDATE ... SET balance = balance - :amount WHERE id = :id AND balance >= :amount}),
      * so concurrent debits can never overdraw. Locks the row until the caller's transaction ends.
+     * Under contention it waits, with no bound of its own, for the transaction that holds the
+     * row's lock (a {@code lock_timeout} of the session or role still applies), then applies the
+     * guard to the balance that transaction left.
      *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param id the account id
+     * @param amount positive, at most two decimal places
      * @return true if applied; false, with nothing written, when the balance is too low
      * @throws AccountNotFoundException if there is no such account
      */
@@ -236,8 +291,13 @@ public final class Accounts {
 
     /**
      * Adds {@code amount} to the balance in one statement. Locks the row until the caller's
-     * transaction ends.
+     * transaction ends. Under contention it waits, with no bound of its own, for the transaction
+     * that holds the row's lock (a {@code lock_timeout} of the session or role still applies).
      *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param id the account id
+     * @param amount positive, at most two decimal places
      * @return true (a credit always applies to an existing account)
      * @throws AccountNotFoundException if there is no such account
      */
@@ -256,8 +316,14 @@ public final class Accounts {
     /**
      * Compare-and-swap: sets the balance to {@code newBalance} and bumps {@code version} only if
      * the version is still {@code expectedVersion}. Takes no lock before the write; the write
-     * itself locks the row until the caller's transaction ends.
+     * itself locks the row until the caller's transaction ends. When another transaction is
+     * writing the row, it waits for that one to end and then finds the version moved on.
      *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param id the account id
+     * @param expectedVersion the {@link Account#version()} the caller read
+     * @param newBalance zero or more, at most two decimal places
      * @return true if applied; false, with nothing written, when the version had moved on
      * @throws AccountNotFoundException if there is no such account
      */
@@ -277,12 +343,20 @@ public final class Accounts {
      * {@code change}, and compare-and-swaps the result; when another writer got there first, it
      * reads again and retries, up to the policy's attempts. Needs READ COMMITTED (each read sees
      * the latest commit); under REPEATABLE READ or SERIALIZABLE a conflict surfaces as
-     * {@link dev.locksmith.SerializationFailureException} instead.
+     * {@link dev.locksmith.SerializationFailureException} instead. Takes no lock to read; the
+     * successful write locks the row until the caller's transaction ends. Between lost races it
+     * sleeps for the policy's backoff on the calling thread, while {@code tx} stays open.
      *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param id the account id
      * @param change computes the new balance from the current one; may run several times, so it
      *     must be a pure function; its result must be zero or more at scale 2
-     * @return the account as written
-     * @throws OptimisticConflictException when every attempt lost the race
+     * @return the account as written, read back after the write (one more round trip; exact in
+     *     an open transaction, which holds the row's lock until it ends)
+     * @throws AccountNotFoundException if there is no such account
+     * @throws OptimisticConflictException when every attempt lost the race (or the thread was
+     *     interrupted during a pause)
      */
     public Account updateOptimistically(DSLContext tx, long id, UnaryOperator<BigDecimal> change) {
         DSLContext ctx = schema.on(tx);
@@ -291,13 +365,26 @@ public final class Accounts {
             Account current = get(ctx, id);
             BigDecimal next = Amounts.nonNegative("new balance", change.apply(current.balance()));
             if (Transfers.compareAndSwap(statements, ctx, id, current.version(), next)) {
-                return new Account(id, next, current.version() + 1, null);
+                // Read back for updated_at, which the database sets: Account requires it.
+                return get(ctx, id);
             }
             pauseBeforeRetry(attempt, id);
         }
     }
 
-    /** {@link #updateOptimistically(DSLContext, long, UnaryOperator)} with each attempt auto-committed. */
+    /**
+     * {@link #updateOptimistically(DSLContext, long, UnaryOperator)} with each statement
+     * auto-committed: the read and the compare-and-swap are separate transactions, and the
+     * compare-and-swap is what keeps the update correct.
+     *
+     * @param id the account id
+     * @param change computes the new balance from the current one; a pure function, may run
+     *     several times
+     * @return the account read back right after the write, in its own statement: a concurrent
+     *     writer's later change may already be in it
+     * @throws AccountNotFoundException if there is no such account
+     * @throws OptimisticConflictException when every attempt lost the race
+     */
     public Account updateOptimistically(long id, UnaryOperator<BigDecimal> change) {
         return updateOptimistically(dsl, id, change);
     }
@@ -308,6 +395,14 @@ public final class Accounts {
      * {@link #transfer(TransferRequest)} without a transfer id: moves {@code amount} in its own
      * transaction. Not idempotent: after a {@link dev.locksmith.CommitOutcomeUnknownException}
      * the caller cannot tell whether to try again; give a transfer id when that matters.
+     *
+     * @param from the account debited
+     * @param to the account credited; not {@code from}
+     * @param amount positive, at most two decimal places
+     * @param strategy how the transfer is kept correct under contention
+     * @return whether the money moved, and after how many attempts
+     * @throws AccountNotFoundException if either account does not exist
+     * @throws OptimisticConflictException for {@code OPTIMISTIC} when every attempt lost
      */
     public TransferResult transfer(long from, long to, BigDecimal amount, TransferStrategy strategy) {
         return transfer(TransferRequest.of(from, to, amount, strategy));
@@ -325,6 +420,12 @@ public final class Accounts {
      * after any failure is safe: a transfer that did commit is reported
      * {@link TransferResult.Status#ALREADY_TRANSFERRED} and not applied twice.
      *
+     * <p>Both rows are locked (by the strategy's own means) until the transfer's transaction
+     * commits, always in ascending id order, so concurrent transfers wait for each other but
+     * never deadlock. Between attempts it sleeps for the policy's backoff on the calling thread.
+     *
+     * @param request the transfer, validated when it was built
+     * @return whether the money moved, and after how many attempts
      * @throws AccountNotFoundException if either account does not exist
      * @throws OptimisticConflictException for {@code OPTIMISTIC} when every attempt lost
      * @throws IllegalArgumentException when the transfer id was used before for another transfer
@@ -332,11 +433,13 @@ public final class Accounts {
     public TransferResult transfer(TransferRequest request) {
         Objects.requireNonNull(request, "request");
         if (request.strategy() == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(request.from(), request.to(), () -> transactions.run(c ->
-                    Transfers.attempt(statements, c.dsl(), request)));
+            return optimisticLoop(
+                    request.from(),
+                    request.to(),
+                    () -> transactions.run(c -> Transfers.attempt(statements, c.dsl(), request)));
         }
-        Isolation isolation = request.strategy() == TransferStrategy.SERIALIZABLE
-                ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
+        Isolation isolation =
+                request.strategy() == TransferStrategy.SERIALIZABLE ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
         int[] attempts = {0};
         TransferResult.Status status = transactions.run(isolation, c -> {
             attempts[0]++;
@@ -345,7 +448,20 @@ public final class Accounts {
         return new TransferResult(status, attempts[0]);
     }
 
-    /** {@link #transfer(DSLContext, TransferRequest)} without a transfer id. */
+    /**
+     * {@link #transfer(DSLContext, TransferRequest)} without a transfer id.
+     *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param from the account debited
+     * @param to the account credited; not {@code from}
+     * @param amount positive, at most two decimal places
+     * @param strategy how the transfer is kept correct under contention
+     * @return whether the money moved
+     * @throws AccountNotFoundException if either account does not exist
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, or for
+     *     {@code SERIALIZABLE} when its transaction is not SERIALIZABLE
+     */
     public TransferResult transfer(DSLContext tx, long from, long to, BigDecimal amount, TransferStrategy strategy) {
         DSLContext ctx = schema.on(tx);
         return transfer(ctx, TransferRequest.of(from, to, amount, strategy));
@@ -361,21 +477,39 @@ public final class Accounts {
      * {@code SERIALIZABLE} needs the caller's transaction to be SERIALIZABLE and fails with
      * {@link IllegalStateException} otherwise. A transfer id is recorded in the caller's
      * transaction, so it commits (and protects against a second application) with it.
+     *
+     * <p>The rows it locks (ascending id order) stay locked until the caller's transaction ends,
+     * not just until this returns: keep the rest of that transaction short.
+     *
+     * @param tx the caller's transaction ({@code configuration.dsl()} inside
+     *     {@code dsl.transaction(...)}); what this writes commits or rolls back with it
+     * @param request the transfer
+     * @return whether the money moved; {@code attempts} counts compare-and-swap rounds for
+     *     {@code OPTIMISTIC} and is 1 otherwise
+     * @throws AccountNotFoundException if either account does not exist
+     * @throws OptimisticConflictException for {@code OPTIMISTIC} when every round lost
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, or for
+     *     {@code SERIALIZABLE} when its transaction is not SERIALIZABLE
      */
     public TransferResult transfer(DSLContext tx, TransferRequest request) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(request, "request");
-        Transactions.requireOpen(ctx, "transfer(ctx, ...)");
+        TransactionGuard.requireOpen(ctx, "transfer(ctx, ...)");
         if (request.strategy() == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(request.from(), request.to(),
+            return optimisticLoop(
+                    request.from(),
+                    request.to(),
                     () -> Savepoints.unit(ctx, () -> Transfers.attempt(statements, ctx, request)));
         }
         if (request.strategy() == TransferStrategy.SERIALIZABLE) {
-            String level = PgErrors.translating(() -> ctx.select(
-                    DSL.function("current_setting", String.class, DSL.val("transaction_isolation"))).fetchSingle().value1());
+            String level = Errors.translating(
+                    () -> ctx.select(DSL.function("current_setting", String.class, DSL.val("transaction_isolation")))
+                            .fetchSingle()
+                            .value1());
             if (!"serializable".equals(level)) {
-                throw new IllegalStateException("SERIALIZABLE transfer in the caller's transaction needs a SERIALIZABLE "
-                        + "transaction, but it is " + level);
+                throw new IllegalStateException(
+                        "SERIALIZABLE transfer in the caller's transaction needs a SERIALIZABLE "
+                                + "transaction, but it is " + level);
             }
         }
         return new TransferResult(Savepoints.unit(ctx, () -> Transfers.attempt(statements, ctx, request)), 1);
@@ -383,10 +517,12 @@ public final class Accounts {
 
     // ---------------------------------------------------------------- internals
 
-    private TransferResult optimisticLoop(long from, long to, java.util.function.Supplier<TransferResult.Status> attempt) {
+    @SuppressWarnings("UnusedVariable") // from, to: the conflict names the account that moved
+    private TransferResult optimisticLoop(
+            long from, long to, java.util.function.Supplier<TransferResult.Status> attempt) {
         for (int n = 1; ; n++) {
             try {
-                return new TransferResult(PgErrors.translating(attempt), n);
+                return new TransferResult(Errors.translating(attempt), n);
             } catch (Transfers.VersionConflict conflict) {
                 pauseBeforeRetry(n, conflict.accountId());
             }
@@ -397,10 +533,11 @@ public final class Accounts {
         if (failedAttempts >= policy.maxAttempts()) {
             throw new OptimisticConflictException(accountId, failedAttempts);
         }
-        Duration pause = policy.backoff(failedAttempts, ThreadLocalRandom.current().nextDouble());
-        listener.onRetry(failedAttempts, new OptimisticConflictException(accountId, failedAttempts), pause);
+        Duration pause =
+                policy.backoff(failedAttempts, ThreadLocalRandom.current().nextDouble());
+        policy.listener().onRetry(failedAttempts, new OptimisticConflictException(accountId, failedAttempts), pause);
         try {
-            sleeper.sleep(pause);
+            Sleeper.THREAD_SLEEP.sleep(pause);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new OptimisticConflictException(accountId, failedAttempts);
@@ -408,7 +545,7 @@ public final class Accounts {
     }
 
     static boolean exists(DSLContext tx, long id) {
-        return PgErrors.translating(() -> tx.fetchExists(ACCOUNTS, ACCOUNTS.ID.eq(id)));
+        return Errors.translating(() -> tx.fetchExists(ACCOUNTS, ACCOUNTS.ID.eq(id)));
     }
 
     static Account toAccount(AccountsRecord r) {

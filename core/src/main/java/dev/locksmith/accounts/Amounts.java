@@ -16,8 +16,7 @@ public final class Amounts {
     /** Largest value the column holds: 10^18 - 0.01. */
     public static final BigDecimal MAX = new BigDecimal("999999999999999999.99");
 
-    private Amounts() {
-    }
+    private Amounts() {}
 
     /** {@code amount} at scale 2; rejects null, excess scale and values beyond {@link #MAX}. */
     static BigDecimal normalize(String what, BigDecimal amount) {
@@ -26,8 +25,10 @@ public final class Amounts {
         try {
             scaled = amount.setScale(SCALE, RoundingMode.UNNECESSARY);
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException(what + " " + amount.toPlainString() + " has more than " + SCALE
-                    + " decimal places; locksmith never rounds money", e);
+            throw new IllegalArgumentException(
+                    what + " " + amount.toPlainString() + " has more than " + SCALE
+                            + " decimal places; locksmith never rounds money",
+                    e);
         }
         if (scaled.abs().compareTo(MAX) > 0) {
             throw new IllegalArgumentException(what + " " + amount.toPlainString() + " exceeds " + MAX.toPlainString());

@@ -9,7 +9,9 @@ import dev.locksmith.LocksmithException;
 public final class OptimisticConflictException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
+    /** The account whose version kept changing. */
     private final long accountId;
+    /** How many attempts were made. */
     private final int attempts;
 
     OptimisticConflictException(long accountId, int attempts) {
@@ -18,12 +20,12 @@ public final class OptimisticConflictException extends LocksmithException {
         this.attempts = attempts;
     }
 
-    /** The account whose version kept changing. */
+    /** {@return the account whose version kept changing} */
     public long accountId() {
         return accountId;
     }
 
-    /** How many attempts were made. */
+    /** {@return how many attempts were made, all lost} */
     public int attempts() {
         return attempts;
     }

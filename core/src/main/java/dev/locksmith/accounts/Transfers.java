@@ -27,8 +27,7 @@ final class Transfers {
         }
     }
 
-    private Transfers() {
-    }
+    private Transfers() {}
 
     /**
      * One attempt of {@code request} in {@code tx}. With a transfer id, the id is recorded first
@@ -42,9 +41,12 @@ final class Transfers {
         if (transferId != null && !recordId(tx, request, transferId)) {
             return TransferResult.Status.ALREADY_TRANSFERRED;
         }
-        TransferResult.Status status = once(sql, tx, request.strategy(), request.from(), request.to(), request.amount());
+        TransferResult.Status status =
+                once(sql, tx, request.strategy(), request.from(), request.to(), request.amount());
         if (transferId != null && status == TransferResult.Status.INSUFFICIENT_FUNDS) {
-            tx.deleteFrom(ACCOUNT_TRANSFERS).where(ACCOUNT_TRANSFERS.TRANSFER_ID.eq(transferId)).execute();
+            tx.deleteFrom(ACCOUNT_TRANSFERS)
+                    .where(ACCOUNT_TRANSFERS.TRANSFER_ID.eq(transferId))
+                    .execute();
         }
         return status;
     }
@@ -62,10 +64,12 @@ final class Transfers {
             return true;
         }
         AccountTransfersRecord first = tx.selectFrom(ACCOUNT_TRANSFERS)
-                .where(ACCOUNT_TRANSFERS.TRANSFER_ID.eq(transferId)).fetchOptional()
-                .orElseThrow(() -> new IllegalStateException("transfer " + transferId + " was recorded and removed "
-                        + "concurrently; retry"));
-        if (first.getFromAccount() != request.from() || first.getToAccount() != request.to()
+                .where(ACCOUNT_TRANSFERS.TRANSFER_ID.eq(transferId))
+                .fetchOptional()
+                .orElseThrow(() -> new IllegalStateException(
+                        "transfer " + transferId + " was recorded and removed " + "concurrently; retry"));
+        if (first.getFromAccount() != request.from()
+                || first.getToAccount() != request.to()
                 || first.getAmount().compareTo(request.amount()) != 0) {
             throw new IllegalArgumentException("transferId " + transferId + " was already used for a different "
                     + "transfer: " + first.getAmount().toPlainString() + " from account " + first.getFromAccount()
@@ -74,8 +78,8 @@ final class Transfers {
         return false;
     }
 
-    static TransferResult.Status once(AccountStatements sql, DSLContext tx, TransferStrategy strategy, long from, long to,
-            BigDecimal amount) {
+    static TransferResult.Status once(
+            AccountStatements sql, DSLContext tx, TransferStrategy strategy, long from, long to, BigDecimal amount) {
         switch (strategy) {
             case ATOMIC_GUARD:
                 return atomicGuard(sql, tx, from, to, amount);
@@ -95,9 +99,12 @@ final class Transfers {
      * account has the lower id, its row is locked first, so transfers in opposite directions
      * cannot deadlock.
      */
-    private static TransferResult.Status atomicGuard(AccountStatements sql, DSLContext tx, long from, long to,
-            BigDecimal amount) {
-        if (to < from && sql.lockOne.fetch(tx, sql.lockOne.binds().set(AccountStatements.ID, to), row -> 1).isEmpty()) {
+    private static TransferResult.Status atomicGuard(
+            AccountStatements sql, DSLContext tx, long from, long to, BigDecimal amount) {
+        if (to < from
+                && sql.lockOne
+                        .fetch(tx, sql.lockOne.binds().set(AccountStatements.ID, to), row -> 1)
+                        .isEmpty()) {
             throw new AccountNotFoundException(to);
         }
         if (!debit(sql, tx, from, amount)) {
@@ -114,27 +121,40 @@ final class Transfers {
     }
 
     static boolean debit(AccountStatements sql, DSLContext tx, long id, BigDecimal amount) {
-        return sql.debit.fetchOptional(tx, sql.debit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount),
-                row -> {
-                    TransactionIdentity.report(row);
-                    return Boolean.TRUE;
-                }).isPresent();
+        return sql.debit
+                .fetchOptional(
+                        tx,
+                        sql.debit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount),
+                        row -> {
+                            TransactionIdentity.report(row);
+                            return Boolean.TRUE;
+                        })
+                .isPresent();
     }
 
     static boolean credit(AccountStatements sql, DSLContext tx, long id, BigDecimal amount) {
-        return sql.credit.execute(tx, sql.credit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount)) == 1;
+        return sql.credit.execute(
+                        tx, sql.credit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount))
+                == 1;
     }
 
-    static boolean compareAndSwap(AccountStatements sql, DSLContext tx, long id, long expectedVersion, BigDecimal balance) {
-        return sql.compareAndSwap.execute(tx, sql.compareAndSwap.binds()
-                .set(AccountStatements.ID, id)
-                .set(AccountStatements.VERSION, expectedVersion)
-                .set(AccountStatements.BALANCE, balance)) == 1;
+    static boolean compareAndSwap(
+            AccountStatements sql, DSLContext tx, long id, long expectedVersion, BigDecimal balance) {
+        return sql.compareAndSwap.execute(
+                        tx,
+                        sql.compareAndSwap
+                                .binds()
+                                .set(AccountStatements.ID, id)
+                                .set(AccountStatements.VERSION, expectedVersion)
+                                .set(AccountStatements.BALANCE, balance))
+                == 1;
     }
 
     /** Both accounts in ascending id order, read with {@code statement} ({@code readTwo} or {@code lockTwo}). */
     private static List<Account> both(RenderedQuery statement, DSLContext tx, long from, long to) {
-        return statement.fetch(tx, statement.binds().set(AccountStatements.ID, from).set(AccountStatements.OTHER_ID, to),
+        return statement.fetch(
+                tx,
+                statement.binds().set(AccountStatements.ID, from).set(AccountStatements.OTHER_ID, to),
                 AccountStatements::account);
     }
 
@@ -143,17 +163,20 @@ final class Transfers {
      * Correct only when the rows cannot change in between: locked (PESSIMISTIC) or under
      * SERIALIZABLE, where PostgreSQL aborts one of two conflicting transactions.
      */
-    private static TransferResult.Status readDecideWrite(AccountStatements sql, DSLContext tx, List<Account> rows,
-            long from, long to, BigDecimal amount) {
+    private static TransferResult.Status readDecideWrite(
+            AccountStatements sql, DSLContext tx, List<Account> rows, long from, long to, BigDecimal amount) {
         Account source = find(rows, from);
         find(rows, to);
         if (source.balance().compareTo(amount) < 0) {
             return TransferResult.Status.INSUFFICIENT_FUNDS;
         }
         for (Account row : rows) {
-            sql.setBalance.execute(tx, sql.setBalance.binds()
-                    .set(AccountStatements.ID, row.id())
-                    .set(AccountStatements.BALANCE, after(row, source, amount)));
+            sql.setBalance.execute(
+                    tx,
+                    sql.setBalance
+                            .binds()
+                            .set(AccountStatements.ID, row.id())
+                            .set(AccountStatements.BALANCE, after(row, source, amount)));
         }
         return TransferResult.Status.TRANSFERRED;
     }
@@ -162,7 +185,8 @@ final class Transfers {
      * Reads both rows without locks, then compare-and-swaps each on its version in ascending id
      * order. Throws {@link VersionConflict} when either swap loses; the caller rolls back.
      */
-    static TransferResult.Status optimistic(AccountStatements sql, DSLContext tx, long from, long to, BigDecimal amount) {
+    static TransferResult.Status optimistic(
+            AccountStatements sql, DSLContext tx, long from, long to, BigDecimal amount) {
         List<Account> rows = both(sql.readTwo, tx, from, to);
         Account source = find(rows, from);
         find(rows, to);
@@ -178,6 +202,7 @@ final class Transfers {
     }
 
     /** The balance {@code row} has after the transfer: debited if it is the source, else credited. */
+    @SuppressWarnings("ReferenceEquality") // identity on purpose: source is one of the rows read
     private static BigDecimal after(Account row, Account source, BigDecimal amount) {
         return row == source ? row.balance().subtract(amount) : row.balance().add(amount);
     }

@@ -3,7 +3,8 @@ package dev.locksmith.advisory;
 import dev.locksmith.LockWait;
 import dev.locksmith.PgErrors;
 import dev.locksmith.PoolingMode;
-import dev.locksmith.Transactions;
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.TransactionGuard;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,7 +28,7 @@ import org.jooq.impl.SQLDataType;
  * closed, and unlocks on that same connection. Behind PgBouncer in transaction pooling mode,
  * session locks are unsafe (the lock stays on a server connection that the pooler hands to
  * other clients, and the unlock may run on a different one); use transaction-scoped locks there,
- * and construct this with {@link PoolingMode#TRANSACTION} so that the session methods refuse
+ * and construct this with {@link AdvisoryLocksConfig.Builder#poolingMode PoolingMode.TRANSACTION} so that the session methods refuse
  * with {@link IllegalStateException} instead of handing out a lock that does not hold.
  *
  * <p>Waits follow {@link LockWait}: {@code forever()} blocks, {@code upTo(d)} fails with
@@ -41,40 +42,90 @@ public final class AdvisoryLocks {
     private final PoolingMode poolingMode;
 
     /**
-     * Advisory locks over direct or client-pooled connections ({@link PoolingMode#SESSION});
-     * {@code dataSource} provides the connections session locks hold.
+     * Advisory locks over direct or client-pooled connections ({@link PoolingMode#SESSION}).
+     *
+     * @param dataSource provides the connections session locks hold
      */
     public AdvisoryLocks(DataSource dataSource) {
-        this(dataSource, PoolingMode.SESSION);
+        this(dataSource, AdvisoryLocksConfig.defaults());
     }
 
     /**
-     * Advisory locks over connections that reach the server as {@code poolingMode} says; with
-     * {@link PoolingMode#TRANSACTION} the session-lock methods refuse.
+     * Advisory locks with other settings; with {@link PoolingMode#TRANSACTION} the session-lock
+     * methods refuse.
+     *
+     * @param dataSource provides the connections session locks hold
+     * @param config the settings
      */
-    public AdvisoryLocks(DataSource dataSource, PoolingMode poolingMode) {
+    public AdvisoryLocks(DataSource dataSource, AdvisoryLocksConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-        this.poolingMode = Objects.requireNonNull(poolingMode, "poolingMode");
+        this.poolingMode = Objects.requireNonNull(config, "config").poolingMode();
     }
 
     // ------------------------------------------------------------------ transaction-scoped
 
-    /** Takes an exclusive transaction-scoped lock, waiting as {@code wait} says. */
+    /**
+     * Takes an exclusive transaction-scoped lock ({@code pg_advisory_xact_lock}), waiting as
+     * {@code wait} says while another transaction holds the key in either mode. Held until
+     * {@code tx} ends; there is no early unlock. Taking it again in the same transaction succeeds
+     * at once (advisory locks are reentrant) and is released with the rest.
+     *
+     * @param tx the caller's open transaction; the lock is released when it commits or rolls back
+     * @param key the lock's key
+     * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
+     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out; the transaction
+     *     is aborted
+     * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}: use
+     *     {@link #tryLock(DSLContext, AdvisoryKey)}
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode (the lock would end with
+     *     the statement), before anything is sent
+     */
     public void lock(DSLContext tx, AdvisoryKey key, LockWait wait) {
         xact(tx, key, wait, "pg_advisory_xact_lock");
     }
 
-    /** Takes a shared transaction-scoped lock (excludes only exclusive holders). */
+    /**
+     * Takes a shared transaction-scoped lock ({@code pg_advisory_xact_lock_shared}): any number
+     * of transactions may hold it together; it waits only while another transaction holds the
+     * key exclusively, and makes exclusive lockers wait. Held until {@code tx} ends.
+     *
+     * @param tx the caller's open transaction; the lock is released when it commits or rolls back
+     * @param key the lock's key
+     * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
+     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out; the transaction
+     *     is aborted
+     * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}: use
+     *     {@link #tryLockShared(DSLContext, AdvisoryKey)}
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, before anything is sent
+     */
     public void lockShared(DSLContext tx, AdvisoryKey key, LockWait wait) {
         xact(tx, key, wait, "pg_advisory_xact_lock_shared");
     }
 
-    /** Tries an exclusive transaction-scoped lock without waiting. @return whether it was taken */
+    /**
+     * Tries an exclusive transaction-scoped lock ({@code pg_try_advisory_xact_lock}) without
+     * waiting. Contention is an answer, not an error: the transaction stays usable either way.
+     *
+     * @param tx the caller's open transaction; the lock is released when it commits or rolls back
+     * @param key the lock's key
+     * @return whether it was taken (and is now held until {@code tx} ends); false when another
+     *     transaction holds the key in either mode
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, before anything is sent
+     */
     public boolean tryLock(DSLContext tx, AdvisoryKey key) {
         return tryXact(tx, key, "pg_try_advisory_xact_lock");
     }
 
-    /** Tries a shared transaction-scoped lock without waiting. @return whether it was taken */
+    /**
+     * Tries a shared transaction-scoped lock ({@code pg_try_advisory_xact_lock_shared}) without
+     * waiting.
+     *
+     * @param tx the caller's open transaction; the lock is released when it commits or rolls back
+     * @param key the lock's key
+     * @return whether it was taken (and is now held until {@code tx} ends); false when another
+     *     transaction holds the key exclusively
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode, before anything is sent
+     */
     public boolean tryLockShared(DSLContext tx, AdvisoryKey key) {
         return tryXact(tx, key, "pg_try_advisory_xact_lock_shared");
     }
@@ -82,16 +133,20 @@ public final class AdvisoryLocks {
     private void xact(DSLContext tx, AdvisoryKey key, LockWait wait, String function) {
         Objects.requireNonNull(key, "key");
         requireBlocking(wait);
-        Transactions.requireOpen(tx, "a transaction-scoped advisory lock");
-        wait.run(tx, () -> tx.select(DSL.function(function, Object.class, DSL.val(key.classId()), DSL.val(key.objId())))
-                .fetch());
+        TransactionGuard.requireOpen(tx, "a transaction-scoped advisory lock");
+        wait.run(
+                tx,
+                () -> tx.select(DSL.function(function, Object.class, DSL.val(key.classId()), DSL.val(key.objId())))
+                        .fetch());
     }
 
     private boolean tryXact(DSLContext tx, AdvisoryKey key, String function) {
         Objects.requireNonNull(key, "key");
-        Transactions.requireOpen(tx, "a transaction-scoped advisory lock");
-        return PgErrors.translating(() -> tx.select(DSL.function(function, SQLDataType.BOOLEAN, DSL.val(key.classId()),
-                DSL.val(key.objId()))).fetchSingle().value1());
+        TransactionGuard.requireOpen(tx, "a transaction-scoped advisory lock");
+        return Errors.translating(() -> tx.select(
+                        DSL.function(function, SQLDataType.BOOLEAN, DSL.val(key.classId()), DSL.val(key.objId())))
+                .fetchSingle()
+                .value1());
     }
 
     // ------------------------------------------------------------------ session-scoped
@@ -99,27 +154,46 @@ public final class AdvisoryLocks {
     /**
      * Takes an exclusive session lock on a connection of its own, waiting as {@code wait} says
      * (a bounded wait is set in the same statement as the lock, so it holds on the auto-commit
-     * connection). The lock and the connection are held until {@link SessionLock#close()}.
+     * connection). The lock and the connection are held until {@link SessionLock#close()},
+     * across any number of transactions; while it is held, the data source has one connection
+     * fewer.
      *
-     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     * @param key the lock's key
+     * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
+     * @return the held lock; close it (try-with-resources) to unlock and give the connection back
+     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out; the connection
+     *     has been given back
+     * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}: use
+     *     {@link #tryLockSession(AdvisoryKey)}
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}, before a connection is taken
      */
     public SessionLock lockSession(AdvisoryKey key, LockWait wait) {
         return session(key, wait, false);
     }
 
     /**
-     * Takes a shared session lock on a connection of its own, as {@link #lockSession}.
+     * Takes a shared session lock on a connection of its own, as {@link #lockSession}: it waits
+     * only while another session holds the key exclusively.
      *
-     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     * @param key the lock's key
+     * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
+     * @return the held lock; close it to unlock and give the connection back
+     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out
+     * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}, before a connection is taken
      */
     public SessionLock lockSessionShared(AdvisoryKey key, LockWait wait) {
         return session(key, wait, true);
     }
 
     /**
-     * Tries an exclusive session lock; empty at once when another session holds it.
+     * Tries an exclusive session lock; empty at once when another session holds it. Borrows a
+     * connection for the attempt and keeps it only when the lock was taken.
      *
-     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     * @param key the lock's key
+     * @return the held lock (close it to unlock); empty when another session holds the key in
+     *     either mode
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}, before a connection is taken
      */
     public Optional<SessionLock> tryLockSession(AdvisoryKey key) {
         return trySession(key, false);
@@ -128,7 +202,10 @@ public final class AdvisoryLocks {
     /**
      * Tries a shared session lock; empty at once when another session holds it exclusively.
      *
-     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}
+     * @param key the lock's key
+     * @return the held lock (close it to unlock); empty when another session holds the key
+     *     exclusively
+     * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}, before a connection is taken
      */
     public Optional<SessionLock> tryLockSessionShared(AdvisoryKey key) {
         return trySession(key, true);
@@ -143,8 +220,9 @@ public final class AdvisoryLocks {
         // the wait of the lock call that follows it in the same statement, then vanishes, while
         // the session lock stays.
         String sql = wait.kind() == LockWait.Kind.BOUNDED
-                ? (shared ? "SELECT set_config('lock_timeout', ?, true), pg_advisory_lock_shared(?, ?)"
-                          : "SELECT set_config('lock_timeout', ?, true), pg_advisory_lock(?, ?)")
+                ? (shared
+                        ? "SELECT set_config('lock_timeout', ?, true), pg_advisory_lock_shared(?, ?)"
+                        : "SELECT set_config('lock_timeout', ?, true), pg_advisory_lock(?, ?)")
                 : (shared ? "SELECT NULL, pg_advisory_lock_shared(?, ?)" : "SELECT NULL, pg_advisory_lock(?, ?)");
         Connection connection = open();
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
@@ -186,7 +264,8 @@ public final class AdvisoryLocks {
     }
 
     private void requireSessions() {
-        poolingMode.requireSessionState("a session advisory lock",
+        poolingMode.requireSessionState(
+                "a session advisory lock",
                 "use the transaction-scoped lock(tx, ...) or tryLock(tx, ...) inside a transaction");
     }
 

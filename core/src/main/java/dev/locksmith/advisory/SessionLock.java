@@ -29,12 +29,12 @@ public final class SessionLock implements AutoCloseable {
         this.connection = connection;
     }
 
-    /** The locked key. */
+    /** {@return the locked key} */
     public AdvisoryKey key() {
         return key;
     }
 
-    /** Whether this is a shared lock. */
+    /** {@return whether this is a shared lock (false: exclusive)} */
     public boolean shared() {
         return shared;
     }

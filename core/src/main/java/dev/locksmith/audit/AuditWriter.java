@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
 import org.jooq.Record;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,9 +42,14 @@ final class AuditWriter {
     private static final Pattern RELATION = Pattern.compile("relation \"((?:[^\"]|\"\")+)\"");
 
     /** One finished wait, as the caller saw it. */
-    record Wait(LockAudit.Tag waiter, UUID holder, String resourceId, OffsetDateTime start, Duration waited,
-            String outcome, String detail) {
-    }
+    record Wait(
+            LockAudit.Tag waiter,
+            @Nullable UUID holder,
+            String resourceId,
+            OffsetDateTime start,
+            Duration waited,
+            String outcome,
+            @Nullable String detail) {}
 
     private final DSLContext auditDsl;
     private final ThreadPoolExecutor thread;
@@ -54,13 +60,20 @@ final class AuditWriter {
 
     AuditWriter(DSLContext auditDsl, int bufferSize) {
         this.auditDsl = auditDsl;
-        this.thread = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(bufferSize), r -> {
-            Thread t = new Thread(r, "locksmith-lock-audit-writer");
-            t.setDaemon(true);
-            return t;
-        }, (task, executor) -> {
-            throw new RejectedExecutionException("audit buffer full");
-        });
+        this.thread = new ThreadPoolExecutor(
+                1,
+                1,
+                0,
+                TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(bufferSize),
+                r -> {
+                    Thread t = new Thread(r, "locksmith-lock-audit-writer");
+                    t.setDaemon(true);
+                    return t;
+                },
+                (task, executor) -> {
+                    throw new RejectedExecutionException("audit buffer full");
+                });
     }
 
     /** Queues a {@code lock_wait_event}. */
@@ -72,10 +85,18 @@ final class AuditWriter {
      * Queues a {@code lock_wait_event} for a {@code NOWAIT} failure, whose holder no probe saw
      * (nothing waited): the writer asks {@code pg_locks} first, see {@link #soleHolder}.
      */
-    void noWait(Wait wait, int waiterPid, String errorMessage) {
-        submit(() -> insert(wait.holder() != null ? wait : new Wait(wait.waiter(),
-                soleHolder(waiterPid, errorMessage).orElse(null), wait.resourceId(), wait.start(), wait.waited(),
-                wait.outcome(), wait.detail())));
+    void noWait(Wait wait, int waiterPid, @Nullable String errorMessage) {
+        submit(() -> insert(
+                wait.holder() != null
+                        ? wait
+                        : new Wait(
+                                wait.waiter(),
+                                soleHolder(waiterPid, errorMessage).orElse(null),
+                                wait.resourceId(),
+                                wait.start(),
+                                wait.waited(),
+                                wait.outcome(),
+                                wait.detail())));
     }
 
     /** Queues a {@code deadlock_event}. */
@@ -121,7 +142,7 @@ final class AuditWriter {
                 synchronized (progress) {
                     dropped += abandoned;
                 }
-                LOG.warn("locksmith: lock audit closed with {} rows unwritten", abandoned);
+                LOG.warn("lock audit closed with {} rows unwritten", abandoned);
             }
         } catch (InterruptedException e) {
             thread.shutdownNow();
@@ -150,8 +171,8 @@ final class AuditWriter {
                 queued--;
                 count = ++dropped;
             }
-            if (Long.bitCount(count) == 1) {   // 1st, 2nd, 4th, 8th...: visible, never a flood
-                LOG.warn("locksmith: lock audit buffer full or closed; {} rows dropped so far", count);
+            if (Long.bitCount(count) == 1) { // 1st, 2nd, 4th, 8th...: visible, never a flood
+                LOG.warn("lock audit buffer full or closed; {} rows dropped so far", count);
             }
         }
     }
@@ -168,7 +189,7 @@ final class AuditWriter {
                     .set(LOCK_WAIT_EVENT.DETAIL, w.detail())
                     .execute();
         } catch (RuntimeException e) {
-            LOG.warn("locksmith: could not record lock wait on {}", w.resourceId(), e);
+            LOG.warn("could not record lock wait on {}", w.resourceId(), e);
         }
     }
 
@@ -180,7 +201,8 @@ final class AuditWriter {
      * (any lock, for a relation-level failure), it is the holder; when several do, or none is
      * tagged, the holder stays unknown rather than guessed.
      */
-    private Optional<UUID> soleHolder(int waiterPid, String errorMessage) {
+    @SuppressWarnings("NullAway") // errorMessage is dereferenced only after the RELATION pattern matched it
+    private Optional<UUID> soleHolder(int waiterPid, @Nullable String errorMessage) {
         Matcher m = RELATION.matcher(errorMessage == null ? "" : errorMessage);
         if (!m.find()) {
             return Optional.empty();
@@ -188,7 +210,8 @@ final class AuditWriter {
         String relation = m.group(1).replace("\"\"", "\"");
         boolean rowLock = errorMessage.contains("lock on row");
         try {
-            List<Record> holders = auditDsl.resultQuery("""
+            List<Record> holders =
+                    auditDsl.resultQuery("""
                     SELECT DISTINCT a.pid, a.application_name
                     FROM pg_locks l
                     JOIN pg_class c ON c.oid = l.relation
@@ -199,12 +222,12 @@ final class AuditWriter {
                       AND (NOT ? OR l.mode <> 'AccessShareLock')""", relation, waiterPid, rowLock).fetch();
             return holders.size() == 1 ? TxnTag.parse(holders.get(0).get(1, String.class)) : Optional.empty();
         } catch (RuntimeException e) {
-            LOG.debug("locksmith: lock audit could not look up the holder on {}", relation, e);
+            LOG.debug("lock audit could not look up the holder on {}", relation, e);
             return Optional.empty();
         }
     }
 
-    private void insertDeadlock(LockAudit.Tag victim, Map<Integer, Optional<UUID>> blockers, String detail) {
+    private void insertDeadlock(LockAudit.Tag victim, Map<Integer, Optional<UUID>> blockers, @Nullable String detail) {
         try {
             Set<UUID> txns = new LinkedHashSet<>();
             txns.add(victim.txnId());
@@ -218,8 +241,9 @@ final class AuditWriter {
             pids.remove(victim.pid());
             pids.removeAll(blockers.keySet());
             if (!pids.isEmpty()) {
-                auditDsl.resultQuery("SELECT application_name FROM pg_stat_activity WHERE pid = ANY(?)",
-                        (Object) pids.toArray(Integer[]::new)).fetch()
+                auditDsl.resultQuery("SELECT application_name FROM pg_stat_activity WHERE pid = ANY(?)", (Object)
+                                pids.toArray(Integer[]::new))
+                        .fetch()
                         .forEach(r -> TxnTag.parse(r.get(0, String.class)).ifPresent(txns::add));
             }
             List<String> ids = new ArrayList<>();
@@ -230,11 +254,11 @@ final class AuditWriter {
                     .set(DEADLOCK_EVENT.DETAIL, detail)
                     .execute();
         } catch (RuntimeException failure) {
-            LOG.warn("locksmith: could not record deadlock", failure);
+            LOG.warn("could not record deadlock", failure);
         }
     }
 
-    private static String detailOf(DeadlockException e) {
+    private static @Nullable String detailOf(DeadlockException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof PSQLException psql && psql.getServerErrorMessage() != null) {
                 return psql.getServerErrorMessage().getDetail();

@@ -8,10 +8,14 @@ import java.util.Optional;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.Record;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Who blocks whom right now, from {@code pg_stat_activity}, {@code pg_locks} and
- * {@code pg_blocking_pids()}. A diagnostic: plain SQL with bind values, read-only, one query.
+ * {@code pg_blocking_pids()}. A diagnostic: plain SQL with bind values, read-only, one query for
+ * the blocked sessions and one more per blocked session for its blockers. It takes no lock; what
+ * it reports may have changed by the time it returns. Seeing other users' sessions in full needs
+ * the {@code pg_read_all_stats} role (or superuser); without it their state is null.
  */
 public final class BlockingReport {
 
@@ -19,7 +23,12 @@ public final class BlockingReport {
 
     private final DSLContext dsl;
 
-    /** A report reading through {@code dsl}. */
+    /**
+     * A report reading through {@code dsl}.
+     *
+     * @param dsl any {@code DSLContext} on the database to inspect; each report borrows one
+     *     connection for its queries
+     */
     public BlockingReport(DSLContext dsl) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
     }
@@ -36,22 +45,33 @@ public final class BlockingReport {
      * @param waitingFor how long its current statement has been running (an upper bound on the wait)
      * @param query its statement, truncated to 1,000 characters
      */
-    public record BlockedSession(int waitingPid, Optional<UUID> waiterTxnId, List<Blocker> blockers, String lockType,
-            String mode, Optional<String> relation, Duration waitingFor, String query) {
-    }
+    public record BlockedSession(
+            int waitingPid,
+            Optional<UUID> waiterTxnId,
+            List<Blocker> blockers,
+            String lockType,
+            String mode,
+            Optional<String> relation,
+            Duration waitingFor,
+            String query) {}
 
     /**
      * A session that blocks another.
      *
      * @param pid its backend
      * @param txnId its locksmith transaction UUID, if tagged
-     * @param state {@code pg_stat_activity.state}, e.g. {@code idle in transaction}
+     * @param state {@code pg_stat_activity.state}, e.g. {@code idle in transaction}; null when
+     *     the reading role may not see that session's activity
      * @param query its latest statement, truncated to 1,000 characters
      */
-    public record Blocker(int pid, Optional<UUID> txnId, String state, String query) {
-    }
+    public record Blocker(
+            int pid, Optional<UUID> txnId, @Nullable String state, String query) {}
 
-    /** Every session of the current database waiting for a lock that another session holds. */
+    /**
+     * Every session of the current database waiting for a lock that another session holds.
+     *
+     * @return the blocked sessions, longest-running statement first; empty when nobody waits
+     */
     public List<BlockedSession> blockedSessions() {
         List<BlockedSession> result = new ArrayList<>();
         for (Record w : dsl.resultQuery("""
@@ -65,16 +85,26 @@ public final class BlockingReport {
             Integer[] blocking = w.get("blocking", Integer[].class);
             List<Blocker> blockers = new ArrayList<>();
             for (Record b : dsl.resultQuery(
-                    "SELECT pid, application_name, state, left(query, ?) FROM pg_stat_activity WHERE pid = ANY(?)",
-                    QUERY_TEXT_LIMIT, blocking).fetch()) {
-                blockers.add(new Blocker(b.get(0, Integer.class), TxnTag.parse(b.get(1, String.class)),
-                        b.get(2, String.class), b.get(3, String.class)));
+                            "SELECT pid, application_name, state, left(query, ?) FROM pg_stat_activity WHERE pid = ANY(?)",
+                            QUERY_TEXT_LIMIT,
+                            blocking)
+                    .fetch()) {
+                blockers.add(new Blocker(
+                        b.get(0, Integer.class),
+                        TxnTag.parse(b.get(1, String.class)),
+                        b.get(2, String.class),
+                        b.get(3, String.class)));
             }
             Number waitingMs = w.get("waiting_ms", Number.class);
-            result.add(new BlockedSession(w.get("pid", Integer.class), TxnTag.parse(w.get("application_name", String.class)),
-                    List.copyOf(blockers), w.get("locktype", String.class), w.get("mode", String.class),
+            result.add(new BlockedSession(
+                    w.get("pid", Integer.class),
+                    TxnTag.parse(w.get("application_name", String.class)),
+                    List.copyOf(blockers),
+                    w.get("locktype", String.class),
+                    w.get("mode", String.class),
                     Optional.ofNullable(w.get("relation", String.class)),
-                    Duration.ofMillis(waitingMs == null ? 0 : waitingMs.longValue()), w.get("query", String.class)));
+                    Duration.ofMillis(waitingMs == null ? 0 : waitingMs.longValue()),
+                    w.get("query", String.class)));
         }
         return result;
     }

@@ -6,9 +6,9 @@ import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 import dev.locksmith.DeadlockException;
 import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
-import dev.locksmith.PgErrors;
-import dev.locksmith.Transactions;
 import dev.locksmith.internal.Durations;
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.TransactionGuard;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.LinkedHashMap;
@@ -28,6 +28,7 @@ import org.jooq.Record2;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.jooq.types.DayToSecond;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,6 +83,11 @@ public final class LockAudit implements AutoCloseable {
      * An audit probing and writing through {@code auditDsl}: a {@code DSLContext} on a pool or
      * data source (it may be the application's own; see the class comment), not a caller's
      * transaction. Starts its two daemon threads.
+     *
+     * @param auditDsl where probes run and rows are written, each in its own auto-committed
+     *     statement; the audit holds at most two of its connections at a time
+     * @param config probe timing, slow-wait threshold and buffer size;
+     *     {@code LockAuditConfig.builder().build()} for the defaults
      */
     public LockAudit(DSLContext auditDsl, LockAuditConfig config) {
         this.auditDsl = Objects.requireNonNull(auditDsl, "auditDsl");
@@ -94,24 +100,42 @@ public final class LockAudit implements AutoCloseable {
         });
     }
 
-    /** The transaction's identity as seen by other sessions. */
-    public record Tag(UUID txnId, int pid) {
-    }
+    /**
+     * The transaction's identity as seen by other sessions.
+     *
+     * @param txnId the UUID in the transaction's {@code application_name}, the id audit rows use
+     * @param pid the backend process id of the transaction's connection
+     */
+    public record Tag(UUID txnId, int pid) {}
 
     /**
      * Tags the caller's open transaction with a new UUID (or returns the tag it already has).
-     * One round trip.
+     * One round trip. Takes no lock; the tag lasts until the transaction ends (it is set with
+     * {@code set_config(..., true)}). In auto-commit mode the tag is gone as soon as this returns.
+     *
+     * @param tx the caller's transaction
+     * @return the transaction's tag: the same one for every call in one transaction
      */
     public Tag tag(DSLContext tx) {
         UUID fresh = UUID.randomUUID();
-        Record2<Integer, String> row = PgErrors.translating(() -> tx.select(
-                DSL.field("pg_backend_pid()", SQLDataType.INTEGER),
-                DSL.function("set_config", SQLDataType.VARCHAR, DSL.val("application_name"),
-                        DSL.when(DSL.function("current_setting", SQLDataType.VARCHAR, DSL.val("application_name"))
-                                        .startsWith(TxnTag.PREFIX),
-                                DSL.function("current_setting", SQLDataType.VARCHAR, DSL.val("application_name")))
-                                .otherwise(DSL.val(TxnTag.applicationName(fresh))),
-                        DSL.inline(true)))
+        Record2<Integer, String> row = Errors.translating(() -> tx.select(
+                        DSL.field("pg_backend_pid()", SQLDataType.INTEGER),
+                        DSL.function(
+                                "set_config",
+                                SQLDataType.VARCHAR,
+                                DSL.val("application_name"),
+                                DSL.when(
+                                                DSL.function(
+                                                                "current_setting",
+                                                                SQLDataType.VARCHAR,
+                                                                DSL.val("application_name"))
+                                                        .startsWith(TxnTag.PREFIX),
+                                                DSL.function(
+                                                        "current_setting",
+                                                        SQLDataType.VARCHAR,
+                                                        DSL.val("application_name")))
+                                        .otherwise(DSL.val(TxnTag.applicationName(fresh))),
+                                DSL.inline(true)))
                 .fetchSingle());
         return new Tag(TxnTag.parse(row.value2()).orElse(fresh), row.value1());
     }
@@ -125,12 +149,27 @@ public final class LockAudit implements AutoCloseable {
      * waiter would be gone before the statement ran. The audit row is queued, not written, before
      * this returns or throws (see the class comment).
      *
+     * <p>The locks the statement takes are the statement's own, held until {@code tx} ends; the
+     * audit adds none. While the statement waits, a probe on another connection reads
+     * {@code pg_blocking_pids()} every {@link LockAuditConfig#probeInterval()}, from
+     * {@link LockAuditConfig#probeDelay()} on.
+     *
+     * @param <T> what the statement returns
+     * @param tx the caller's open transaction
+     * @param resourceId what is being locked, recorded in the audit row: 1 to 256 characters
+     * @param wait how long the statement may wait for the lock
+     * @param lockingStatement runs the locking statement on {@code tx}; called once, on this thread
      * @return what the statement returned
      * @throws dev.locksmith.LocksmithException exactly what the statement threw, after auditing
      * @throws IllegalStateException when {@code tx} is in auto-commit mode, or this audit is
      *     closed; nothing is run then
      */
-    public <T> T guard(DSLContext tx, String resourceId, LockWait wait, Supplier<T> lockingStatement) {
+    // NullAway: blockers.get() is never null; the reference starts at Map.of() and is only set to
+    // the map a probe saw. JavaTimeDefaultTimeZone: the start is stored as timestamptz, an
+    // instant, so the JVM's zone offset does not change what is recorded.
+    @SuppressWarnings({"NullAway", "JavaTimeDefaultTimeZone"})
+    public <T extends @Nullable Object> T guard(
+            DSLContext tx, String resourceId, LockWait wait, Supplier<T> lockingStatement) {
         Objects.requireNonNull(resourceId, "resourceId");
         if (resourceId.isBlank() || resourceId.length() > 256) {
             throw new IllegalArgumentException("resourceId must be 1 to 256 characters, was '" + resourceId + "'");
@@ -138,15 +177,18 @@ public final class LockAudit implements AutoCloseable {
         Objects.requireNonNull(wait, "wait");
         Objects.requireNonNull(lockingStatement, "lockingStatement");
         requireNotClosed();
-        Transactions.requireOpen(tx, "LockAudit.guard");
+        TransactionGuard.requireOpen(tx, "LockAudit.guard");
         Tag waiter = tag(tx);
         AtomicReference<Map<Integer, Optional<UUID>>> blockers = new AtomicReference<>(Map.of());
         OffsetDateTime start = OffsetDateTime.now();
         long startNanos = System.nanoTime();
         ScheduledFuture<?> probe;
         try {
-            probe = probes.scheduleWithFixedDelay(() -> probe(waiter.pid(), blockers),
-                    config.probeDelay().toNanos(), config.probeInterval().toNanos(), TimeUnit.NANOSECONDS);
+            probe = probes.scheduleWithFixedDelay(
+                    () -> probe(waiter.pid(), blockers),
+                    config.probeDelay().toNanos(),
+                    config.probeInterval().toNanos(),
+                    TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closedMeanwhile) {
             throw closedError();
         }
@@ -155,15 +197,20 @@ public final class LockAudit implements AutoCloseable {
             probe.cancel(false);
             Duration waited = Duration.ofNanos(System.nanoTime() - startNanos);
             if (config.slowWaitThreshold().filter(t -> waited.compareTo(t) >= 0).isPresent()) {
-                writer.wait(new AuditWriter.Wait(waiter, firstHolder(blockers.get()), resourceId, start, waited,
-                        "acquired", null));
+                writer.wait(new AuditWriter.Wait(
+                        waiter, firstHolder(blockers.get()), resourceId, start, waited, "acquired", null));
             }
             return result;
         } catch (LockNotAvailableException e) {
             probe.cancel(false);
-            AuditWriter.Wait row = new AuditWriter.Wait(waiter, firstHolder(blockers.get()), resourceId, start,
+            AuditWriter.Wait row = new AuditWriter.Wait(
+                    waiter,
+                    firstHolder(blockers.get()),
+                    resourceId,
+                    start,
                     Duration.ofNanos(System.nanoTime() - startNanos),
-                    wait.kind() == LockWait.Kind.NO_WAIT ? "nowait" : "timeout", e.getMessage());
+                    wait.kind() == LockWait.Kind.NO_WAIT ? "nowait" : "timeout",
+                    e.getMessage());
             if (wait.kind() == LockWait.Kind.NO_WAIT) {
                 writer.noWait(row, waiter.pid(), e.getMessage());
             } else {
@@ -183,18 +230,34 @@ public final class LockAudit implements AutoCloseable {
      * Waits until every audit row queued before this call has been written (or has failed and
      * been logged), at most {@code timeout}.
      *
+     * @param timeout how long to wait at most; zero only checks
      * @return whether they all were; false on timeout or interruption (the flag is kept)
      */
     public boolean flush(Duration timeout) {
         return writer.flush(Durations.nonNegative("timeout", timeout));
     }
 
-    /** Audit rows dropped since construction because the buffer was full (or the audit closing). */
+    /**
+     * Audit rows lost to back-pressure, for monitoring: a growing count means the buffer is too
+     * small or {@code auditDsl} too slow for the rate of failed waits.
+     *
+     * @return rows dropped since construction because the buffer was full (or the audit closing)
+     */
     public long droppedRows() {
         return writer.dropped();
     }
 
-    /** Deletes audit rows older than {@code age}, {@code batchSize} rows per statement. @return rows deleted */
+    /**
+     * Deletes audit rows older than {@code age} (by database clock), {@code batchSize} rows per
+     * auto-committed statement, so that no statement holds row locks on many rows or runs long.
+     * Rows of both tables are deleted; run it from a scheduled job.
+     *
+     * @param age how old a row must be to go: zero or more; zero deletes every row written before
+     *     the statement's start
+     * @param batchSize rows per statement, 1 to 100,000
+     * @return rows deleted, both tables together
+     * @throws IllegalArgumentException when {@code age} is negative or {@code batchSize} out of range
+     */
     public int deleteOlderThan(Duration age, int batchSize) {
         Durations.nonNegative("age", age);
         if (batchSize < 1 || batchSize > 100_000) {
@@ -204,15 +267,21 @@ public final class LockAudit implements AutoCloseable {
         int total = 0;
         int batch;
         do {
-            batch = PgErrors.translating(() -> auditDsl.deleteFrom(LOCK_WAIT_EVENT).where(LOCK_WAIT_EVENT.ID.in(
-                    auditDsl.select(LOCK_WAIT_EVENT.ID).from(LOCK_WAIT_EVENT).where(LOCK_WAIT_EVENT.WAIT_START.lt(cutoff))
-                            .limit(batchSize))).execute());
+            batch = Errors.translating(() -> auditDsl.deleteFrom(LOCK_WAIT_EVENT)
+                    .where(LOCK_WAIT_EVENT.ID.in(auditDsl.select(LOCK_WAIT_EVENT.ID)
+                            .from(LOCK_WAIT_EVENT)
+                            .where(LOCK_WAIT_EVENT.WAIT_START.lt(cutoff))
+                            .limit(batchSize)))
+                    .execute());
             total += batch;
         } while (batch == batchSize);
         do {
-            batch = PgErrors.translating(() -> auditDsl.deleteFrom(DEADLOCK_EVENT).where(DEADLOCK_EVENT.ID.in(
-                    auditDsl.select(DEADLOCK_EVENT.ID).from(DEADLOCK_EVENT).where(DEADLOCK_EVENT.DETECTED_AT.lt(cutoff))
-                            .limit(batchSize))).execute());
+            batch = Errors.translating(() -> auditDsl.deleteFrom(DEADLOCK_EVENT)
+                    .where(DEADLOCK_EVENT.ID.in(auditDsl.select(DEADLOCK_EVENT.ID)
+                            .from(DEADLOCK_EVENT)
+                            .where(DEADLOCK_EVENT.DETECTED_AT.lt(cutoff))
+                            .limit(batchSize)))
+                    .execute());
             total += batch;
         } while (batch == batchSize);
         return total;
@@ -245,8 +314,11 @@ public final class LockAudit implements AutoCloseable {
     private void probe(int waiterPid, AtomicReference<Map<Integer, Optional<UUID>>> blockers) {
         try {
             Map<Integer, Optional<UUID>> seen = new LinkedHashMap<>();
-            auditDsl.resultQuery("SELECT pid, application_name FROM pg_stat_activity WHERE pid = ANY(pg_blocking_pids(?))",
-                    waiterPid).fetch().forEach(r -> seen.put(r.get(0, Integer.class), TxnTag.parse(r.get(1, String.class))));
+            auditDsl.resultQuery(
+                            "SELECT pid, application_name FROM pg_stat_activity WHERE pid = ANY(pg_blocking_pids(?))",
+                            waiterPid)
+                    .fetch()
+                    .forEach(r -> seen.put(r.get(0, Integer.class), TxnTag.parse(r.get(1, String.class))));
             if (!seen.isEmpty()) {
                 blockers.set(seen);
             }
@@ -255,7 +327,7 @@ public final class LockAudit implements AutoCloseable {
         }
     }
 
-    private static UUID firstHolder(Map<Integer, Optional<UUID>> blockers) {
+    private static @Nullable UUID firstHolder(Map<Integer, Optional<UUID>> blockers) {
         return blockers.values().stream().flatMap(Optional::stream).findFirst().orElse(null);
     }
 }

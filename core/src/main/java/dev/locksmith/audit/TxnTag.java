@@ -9,8 +9,7 @@ final class TxnTag {
     /** Prefix of a tagged {@code application_name}; the UUID follows. */
     static final String PREFIX = "locksmith:";
 
-    private TxnTag() {
-    }
+    private TxnTag() {}
 
     static String applicationName(UUID txnId) {
         return PREFIX + txnId;

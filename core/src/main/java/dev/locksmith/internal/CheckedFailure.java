@@ -14,6 +14,7 @@ public final class CheckedFailure extends RuntimeException {
     }
 
     /** The caller's exception. */
+    @SuppressWarnings("NullAway") // getCause() is the non-null cause the constructor set; initCause cannot change it
     public Exception checked() {
         return (Exception) getCause();
     }

@@ -17,8 +17,7 @@ public final class Durations {
     /** The largest duration any locksmith call accepts: 36,525 days (100 years). */
     public static final Duration MAX = Duration.ofDays(36_525);
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /** {@code value}, checked to be greater than zero and at most {@link #MAX}. */
     public static Duration positive(String name, Duration value) {
@@ -42,8 +41,8 @@ public final class Durations {
     public static Duration atMost(String name, Duration value) {
         Objects.requireNonNull(value, name);
         if (value.compareTo(MAX) > 0) {
-            throw new IllegalArgumentException(name + " must be at most " + MAX.toDays() + " days (100 years), was "
-                    + value);
+            throw new IllegalArgumentException(
+                    name + " must be at most " + MAX.toDays() + " days (100 years), was " + value);
         }
         return value;
     }

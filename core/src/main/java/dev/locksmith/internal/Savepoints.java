@@ -1,6 +1,5 @@
 package dev.locksmith.internal;
 
-import dev.locksmith.PgErrors;
 import java.sql.Savepoint;
 import java.util.function.Supplier;
 import org.jooq.DSLContext;
@@ -13,12 +12,11 @@ import org.jooq.DSLContext;
  */
 public final class Savepoints {
 
-    private Savepoints() {
-    }
+    private Savepoints() {}
 
     /** Runs {@code body} under a savepoint of the caller's open transaction (checked by the caller). */
     public static <T> T unit(DSLContext tx, Supplier<T> body) {
-        return PgErrors.translating(() -> tx.connectionResult(connection -> {
+        return Errors.translating(() -> tx.connectionResult(connection -> {
             Savepoint savepoint = connection.setSavepoint();
             T result;
             try {

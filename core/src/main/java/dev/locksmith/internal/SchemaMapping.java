@@ -30,7 +30,8 @@ public final class SchemaMapping {
      */
     public static String requireName(String schema) {
         Objects.requireNonNull(schema, "schema");
-        if (!IDENTIFIER.matcher(schema).matches() || schema.getBytes(StandardCharsets.UTF_8).length > 63
+        if (!IDENTIFIER.matcher(schema).matches()
+                || schema.getBytes(StandardCharsets.UTF_8).length > 63
                 || schema.startsWith("pg_")) {
             throw new IllegalArgumentException("schema must be a lower-case unquoted identifier of at most 63 bytes "
                     + "([a-z_][a-z0-9_]*, not pg_*), was '" + schema + "'");

@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import org.jooq.Field;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A transaction's id ({@code xid8}) and the backend running it: what
@@ -18,13 +19,15 @@ import org.jooq.impl.SQLDataType;
  * @param xid the transaction id; null when the transaction has none (it wrote nothing)
  * @param pid the backend process id
  */
-public record TransactionIdentity(Long xid, int pid) {
+public record TransactionIdentity(@Nullable Long xid, int pid) {
 
     /** {@code pg_current_xact_id()::text AS locksmith_xid}: assigns an id if there is none yet. */
-    public static final Field<String> XID =
-            DSL.function("pg_current_xact_id", Object.class).cast(SQLDataType.VARCHAR).as("locksmith_xid");
+    public static final Field<String> XID = DSL.function("pg_current_xact_id", Object.class)
+            .cast(SQLDataType.VARCHAR)
+            .as("locksmith_xid");
     /** {@code pg_backend_pid() AS locksmith_pid}. */
-    public static final Field<Integer> PID = DSL.function("pg_backend_pid", SQLDataType.INTEGER).as("locksmith_pid");
+    public static final Field<Integer> PID =
+            DSL.function("pg_backend_pid", SQLDataType.INTEGER).as("locksmith_pid");
 
     private static final ThreadLocal<TransactionIdentity> REPORTED = new ThreadLocal<>();
 
@@ -40,7 +43,7 @@ public record TransactionIdentity(Long xid, int pid) {
     }
 
     /** The identity this thread reported since {@link #clear()}, and forgets it; null if none. */
-    public static TransactionIdentity take() {
+    public static @Nullable TransactionIdentity take() {
         TransactionIdentity identity = REPORTED.get();
         REPORTED.remove();
         return identity;

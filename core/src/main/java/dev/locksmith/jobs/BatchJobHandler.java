@@ -12,9 +12,16 @@ import org.jooq.DSLContext;
 public interface BatchJobHandler {
 
     /**
-     * Does the work for {@code jobs} (one to the worker's batch size, in claim order).
+     * Does the work for {@code jobs} (one to the worker's batch size, in claim order). The
+     * claimed rows stay locked (and invisible to other workers' claims, which skip them) until
+     * the transaction ends.
      *
+     * @param jobs the claimed jobs: one to the worker's batch size, in claim order
      * @param tx the open transaction that claimed them
+     * @throws Exception any failure: the transaction rolls back, every job of the batch is
+     *     claimable again at once with its attempts unchanged, and the worker hands its next jobs
+     *     to the handler one at a time, so that the failing job is found, counted and retried with
+     *     backoff (see {@link TransactionalWorker})
      */
     void handle(List<Job> jobs, DSLContext tx) throws Exception;
 }

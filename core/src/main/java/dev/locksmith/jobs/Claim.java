@@ -16,6 +16,14 @@ public record Claim(String queue, int limit, Set<Integer> shards) {
     /** Largest batch one claim may take. */
     public static final int MAX_LIMIT = 10_000;
 
+    /**
+     * Validates the claim.
+     *
+     * @param queue the queue, 1 to 128 characters, not blank
+     * @param limit 1 to {@value #MAX_LIMIT}
+     * @param shards no negative numbers; copied
+     * @throws IllegalArgumentException naming the invalid field
+     */
     public Claim {
         NewJob.requireName("queue", queue, 128);
         if (limit < 1 || limit > MAX_LIMIT) {
@@ -29,12 +37,25 @@ public record Claim(String queue, int limit, Set<Integer> shards) {
         }
     }
 
-    /** Up to {@code limit} jobs of {@code queue} from any shard. */
+    /**
+     * Up to {@code limit} jobs of {@code queue} from any shard.
+     *
+     * @param queue the queue, 1 to 128 characters, not blank
+     * @param limit 1 to {@value #MAX_LIMIT}
+     * @return the claim
+     * @throws IllegalArgumentException for an invalid queue or limit
+     */
     public static Claim of(String queue, int limit) {
         return new Claim(queue, limit, Set.of());
     }
 
-    /** The same claim restricted to {@code shards}. */
+    /**
+     * The same claim restricted to some shards, for deployments that give each worker its own
+     * part of a hot queue.
+     *
+     * @param shards shard numbers, none negative; empty means every shard
+     * @return a new claim; this one is unchanged
+     */
     public Claim onShards(Set<Integer> shards) {
         return new Claim(queue, limit, shards);
     }

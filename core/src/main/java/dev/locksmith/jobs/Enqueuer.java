@@ -23,8 +23,7 @@ import org.jooq.impl.DSL;
  */
 final class Enqueuer {
 
-    private Enqueuer() {
-    }
+    private Enqueuer() {}
 
     /** Inserts {@code jobs}; returns one id per job, in order (the existing id for a live duplicate). */
     static List<Long> insert(DSLContext tx, List<NewJob> jobs) {
@@ -47,18 +46,32 @@ final class Enqueuer {
 
     private static List<Integer> insertRound(DSLContext tx, List<NewJob> jobs, List<Integer> indexes, Long[] ids) {
         InsertValuesStep8<JobsRecord, String, Integer, String, JSONB, Short, OffsetDateTime, Integer, String> insert =
-                tx.insertInto(JOBS, JOBS.QUEUE, JOBS.SHARD, JOBS.KIND, JOBS.PAYLOAD, JOBS.PRIORITY, JOBS.RUN_AT,
-                        JOBS.MAX_ATTEMPTS, JOBS.UNIQUE_KEY);
+                tx.insertInto(
+                        JOBS,
+                        JOBS.QUEUE,
+                        JOBS.SHARD,
+                        JOBS.KIND,
+                        JOBS.PAYLOAD,
+                        JOBS.PRIORITY,
+                        JOBS.RUN_AT,
+                        JOBS.MAX_ATTEMPTS,
+                        JOBS.UNIQUE_KEY);
         for (int i : indexes) {
             NewJob job = jobs.get(i);
-            insert = insert.values(DSL.val(job.queue()), DSL.val(job.shard()), DSL.val(job.kind()),
-                    DSL.val(JSONB.valueOf(job.payload())), DSL.val((short) job.priority()), JobQueue.after(job.delay()),
-                    DSL.val(job.maxAttempts()), DSL.val(job.uniqueKey().orElse(null)));
+            insert = insert.values(
+                    DSL.val(job.queue()),
+                    DSL.val(job.shard()),
+                    DSL.val(job.kind()),
+                    DSL.val(JSONB.valueOf(job.payload())),
+                    DSL.val((short) job.priority()),
+                    JobQueue.after(job.delay()),
+                    DSL.val(job.maxAttempts()),
+                    DSL.val(job.uniqueKey().orElse(null)));
         }
         // Ids come from the sequence in VALUES order, so sorting the returned rows by id lines
         // them up with the inputs; conflicting rows are the gaps.
-        List<JobsRecord> inserted = new ArrayList<>(insert
-                .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY).where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(JobQueue.LIVE)))
+        List<JobsRecord> inserted = new ArrayList<>(insert.onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY)
+                .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(JobQueue.LIVE)))
                 .doNothing()
                 .returning(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY)
                 .fetch());
@@ -67,8 +80,10 @@ final class Enqueuer {
         int next = 0;
         for (int i : indexes) {
             NewJob job = jobs.get(i);
-            if (next < inserted.size() && job.queue().equals(inserted.get(next).getQueue())
-                    && Objects.equals(job.uniqueKey().orElse(null), inserted.get(next).getUniqueKey())) {
+            if (next < inserted.size()
+                    && job.queue().equals(inserted.get(next).getQueue())
+                    && Objects.equals(
+                            job.uniqueKey().orElse(null), inserted.get(next).getUniqueKey())) {
                 ids[i] = inserted.get(next++).getId();
             } else {
                 conflicts.add(i);
@@ -78,16 +93,19 @@ final class Enqueuer {
             return conflicts;
         }
         List<Row2<String, String>> keys = conflicts.stream()
-                .map(i -> DSL.row(jobs.get(i).queue(), jobs.get(i).uniqueKey().orElseThrow())).toList();
+                .map(i -> DSL.row(jobs.get(i).queue(), jobs.get(i).uniqueKey().orElseThrow()))
+                .toList();
         Map<List<String>, Long> existing = new HashMap<>();
-        tx.select(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY).from(JOBS)
+        tx.select(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY)
+                .from(JOBS)
                 .where(DSL.row(JOBS.QUEUE, JOBS.UNIQUE_KEY).in(keys))
                 .and(JOBS.STATUS.in(JobQueue.LIVE))
                 .fetch()
                 .forEach(r -> existing.put(List.of(r.value2(), r.value3()), r.value1()));
         List<Integer> retry = new ArrayList<>();
         for (int i : conflicts) {
-            Long id = existing.get(List.of(jobs.get(i).queue(), jobs.get(i).uniqueKey().orElseThrow()));
+            Long id = existing.get(
+                    List.of(jobs.get(i).queue(), jobs.get(i).uniqueKey().orElseThrow()));
             if (id == null) {
                 retry.add(i);
             } else {

@@ -1,6 +1,7 @@
 package dev.locksmith.jobs;
 
 import java.time.OffsetDateTime;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -10,6 +11,22 @@ import java.util.Optional;
  * @param retryAt when a retried job becomes claimable again
  */
 public record FailResult(Outcome outcome, Optional<OffsetDateTime> retryAt) {
+
+    /**
+     * A retry time exactly when a retry was scheduled.
+     *
+     * @param outcome what happened; not null
+     * @param retryAt when the job may run again: present exactly for RETRY_SCHEDULED
+     * @throws IllegalArgumentException when retryAt and the outcome disagree
+     */
+    public FailResult {
+        Objects.requireNonNull(outcome, "outcome");
+        Objects.requireNonNull(retryAt, "retryAt");
+        if (retryAt.isPresent() != (outcome == Outcome.RETRY_SCHEDULED)) {
+            throw new IllegalArgumentException("retryAt must be present exactly when the outcome is RETRY_SCHEDULED; "
+                    + outcome + " with retryAt " + retryAt);
+        }
+    }
 
     /** The three outcomes. */
     public enum Outcome {

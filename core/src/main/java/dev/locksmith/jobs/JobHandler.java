@@ -14,11 +14,17 @@ public interface JobHandler {
 
     /**
      * Does the work. Throwing marks the attempt failed: the job is retried with backoff, or
-     * fails for good after {@code max_attempts}; the exception's message goes to
+     * fails for good after {@code max_attempts}; the exception's class and message go to
      * {@code last_error}.
+     *
+     * <p>Runs on one of the worker's handler threads, while the worker keeps the lease alive
+     * with heartbeats. Row locks the handler takes through {@code tx} are held until the
+     * completion commits; keep them few and short, as they are held for the whole handler.
      *
      * @param job the leased job
      * @param tx the open transaction the completion will commit in
+     * @throws Exception any failure of the work: the transaction rolls back and the attempt is
+     *     recorded as failed
      */
     void handle(Job job, DSLContext tx) throws Exception;
 }

@@ -2,13 +2,13 @@ package dev.locksmith.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 
-import dev.locksmith.PgErrors;
-import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Durations;
+import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.internal.TransactionGuard;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -30,6 +30,7 @@ import org.jooq.Field;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.jooq.types.DayToSecond;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A PostgreSQL job queue over the {@code jobs} table, claiming with {@code FOR UPDATE SKIP
@@ -61,9 +62,10 @@ import org.jooq.types.DayToSecond;
  * written. Thread-safe; share one instance.
  *
  * <p>The hot statements are rendered once, at construction, with the settings of the
- * {@code DSLContext} given here, and run through JDBC on the connection of the
- * {@code DSLContext} passed to each call (README, "How it works"); {@code ExecuteListener}s do
- * not see them.
+ * {@code DSLContext} given here, and run on the connection of the {@code DSLContext} passed to
+ * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
+ * straight through JDBC when the {@code DSLContext} given here says
+ * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
  */
 public final class JobQueue {
 
@@ -86,12 +88,23 @@ public final class JobQueue {
     private final JobStatements statements;
     private final SchemaMapping schema;
 
-    /** A queue on {@code dsl} with {@link JobQueueConfig#defaults()}. */
+    /**
+     * A queue on {@code dsl} with {@link JobQueueConfig#defaults()}.
+     *
+     * @param dsl runs the operations that open their own transactions, and its settings (schema
+     *     mapping, dialect) are what the statements are rendered with
+     */
     public JobQueue(DSLContext dsl) {
         this(dsl, JobQueueConfig.defaults());
     }
 
-    /** A queue on {@code dsl}; {@code dsl} runs the operations that open their own transactions. */
+    /**
+     * A queue on {@code dsl} with other settings.
+     *
+     * @param dsl runs the operations that open their own transactions, and its settings (schema
+     *     mapping, dialect) are what the statements are rendered with
+     * @param config retention of completed jobs, NOTIFY on enqueue, retry backoff
+     */
     public JobQueue(DSLContext dsl, JobQueueConfig config) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
@@ -99,7 +112,7 @@ public final class JobQueue {
         this.schema = SchemaMapping.of(dsl);
     }
 
-    /** The settings in force. */
+    /** {@return the settings in force, as given at construction} */
     public JobQueueConfig config() {
         return config;
     }
@@ -110,8 +123,13 @@ public final class JobQueue {
      * Enqueues {@code job} in the caller's transaction (or auto-commits when there is none).
      * With a unique key that a live job of the queue already has, nothing is inserted and the
      * existing job's id is returned; concurrent enqueues of the same key race safely on the
-     * partial unique index.
+     * partial unique index: the second waits until the first's transaction ends, then inserts or
+     * returns the first's job. With {@link JobQueueConfig#notifyOnEnqueue()}, workers listening on
+     * {@value #CHANNEL} are woken when the transaction commits.
      *
+     * @param tx the caller's transaction (or an auto-commit context); the job becomes visible to
+     *     workers when it commits
+     * @param job the job to enqueue
      * @return the new job's id, or the existing live job's id
      */
     public long enqueue(DSLContext tx, NewJob job) {
@@ -120,8 +138,12 @@ public final class JobQueue {
     }
 
     /**
-     * Enqueues {@code jobs} with one multi-row {@code INSERT} in the caller's transaction.
+     * Enqueues {@code jobs} with one multi-row {@code INSERT} in the caller's transaction, with
+     * the same unique-key and NOTIFY behaviour as {@link #enqueue(DSLContext, NewJob)} (one NOTIFY
+     * per queue).
      *
+     * @param tx the caller's transaction (or an auto-commit context)
+     * @param jobs the jobs, no nulls; empty sends nothing
      * @return one id per job, in the order given (existing ids for live duplicates of a unique key)
      */
     public List<Long> enqueueAll(DSLContext tx, List<NewJob> jobs) {
@@ -132,13 +154,14 @@ public final class JobQueue {
         if (jobs.isEmpty()) {
             return List.of();
         }
-        return PgErrors.translating(() -> {
+        return Errors.translating(() -> {
             List<Long> ids = Enqueuer.insert(ctx, jobs);
             if (config.notifyOnEnqueue()) {
                 Set<String> queues = new LinkedHashSet<>();
                 jobs.forEach(j -> queues.add(j.queue()));
                 for (String queue : queues) {
-                    ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue))).fetch();
+                    ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue)))
+                            .fetch();
                 }
             }
             return ids;
@@ -147,7 +170,16 @@ public final class JobQueue {
 
     // ------------------------------------------------------------------ transactional claim
 
-    /** {@link #claimInTransaction(DSLContext, Claim)} of up to {@code n} jobs of {@code queue}. */
+    /**
+     * {@link #claimInTransaction(DSLContext, Claim)} of up to {@code n} jobs of {@code queue}, from
+     * any shard.
+     *
+     * @param tx the caller's open transaction
+     * @param queue the queue, 1 to 128 characters
+     * @param n at most this many jobs, 1 to {@value Claim#MAX_LIMIT}
+     * @return the claimed jobs in claim order; empty when nothing is claimable right now
+     * @throws IllegalStateException when {@code tx} is in auto-commit mode
+     */
     public List<Job> claimInTransaction(DSLContext tx, String queue, int n) {
         DSLContext ctx = schema.on(tx);
         return claimInTransaction(ctx, Claim.of(queue, n));
@@ -158,8 +190,11 @@ public final class JobQueue {
      * {@code DELETE FROM jobs WHERE id IN (SELECT id ... ORDER BY priority, run_at, id LIMIT n
      * FOR UPDATE SKIP LOCKED) RETURNING *}. Jobs other transactions are claiming are skipped, not
      * waited for; an empty list means nothing is claimable right now. The deletion commits with
-     * the caller's work; a rollback or crash restores the jobs.
+     * the caller's work; a rollback or crash restores the jobs. The claimed rows stay locked
+     * until the caller's transaction ends.
      *
+     * @param tx the caller's open transaction
+     * @param claim which queue, how many, which shards
      * @return the claimed jobs in claim order
      * @throws IllegalStateException when {@code tx} is in auto-commit mode (the claim would commit
      *     before the work)
@@ -167,15 +202,24 @@ public final class JobQueue {
     public List<Job> claimInTransaction(DSLContext tx, Claim claim) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(claim, "claim");
-        Transactions.requireOpen(ctx, "claimInTransaction");
-        RenderedQuery statement = claim.shards().isEmpty()
-                ? statements.claimInTransaction : statements.claimInTransactionOnShards;
+        TransactionGuard.requireOpen(ctx, "claimInTransaction");
+        RenderedQuery statement =
+                claim.shards().isEmpty() ? statements.claimInTransaction : statements.claimInTransactionOnShards;
         return sorted(statement.fetch(ctx, claimBinds(statement, claim), JobStatements::job));
     }
 
     // ------------------------------------------------------------------ leased claim
 
-    /** {@link #claim(Claim, Duration, String)} of up to {@code n} jobs of {@code queue}. */
+    /**
+     * {@link #claim(Claim, Duration, String)} of up to {@code n} jobs of {@code queue}, from any
+     * shard.
+     *
+     * @param queue the queue, 1 to 128 characters
+     * @param n at most this many jobs, 1 to {@value Claim#MAX_LIMIT}
+     * @param lease how long the worker may hold each job before it can be rescued; positive
+     * @param workerId recorded as {@code locked_by}, 1 to 128 characters
+     * @return the leased jobs in claim order; empty when nothing is claimable right now
+     */
     public List<Job> claim(String queue, int n, Duration lease, String workerId) {
         return claim(Claim.of(queue, n), lease, workerId);
     }
@@ -183,8 +227,13 @@ public final class JobQueue {
     /**
      * Leases up to {@code claim.limit()} due jobs to {@code workerId} in one auto-committed
      * statement: {@code status = 'running'}, {@code locked_until = now() + lease},
-     * {@code attempts + 1}. Never waits for rows other claimers hold.
+     * {@code attempts + 1}. Never waits for rows other claimers hold. No row lock outlives the
+     * statement: the lease is the row's state, and it ends by a transition or by expiry.
      *
+     * @param claim which queue, how many, which shards
+     * @param lease how long the worker may hold each job before it can be rescued; positive, at
+     *     most 100 years; extend it with {@link #heartbeat(Job, Duration)}
+     * @param workerId recorded as {@code locked_by}, 1 to 128 characters
      * @return the leased jobs in claim order; each is the token for its later transitions
      */
     public List<Job> claim(Claim claim, Duration lease, String workerId) {
@@ -192,30 +241,48 @@ public final class JobQueue {
         requirePositive("lease", lease);
         NewJob.requireName("workerId", workerId, 128);
         RenderedQuery statement = claim.shards().isEmpty() ? statements.claim : statements.claimOnShards;
-        return sorted(statement.fetch(dsl, claimBinds(statement, claim)
-                .set(JobStatements.WORKER, workerId)
-                .setInterval(JobStatements.LEASE, lease), JobStatements::job));
+        return sorted(statement.fetch(
+                dsl,
+                claimBinds(statement, claim)
+                        .set(JobStatements.WORKER, workerId)
+                        .setInterval(JobStatements.LEASE, lease),
+                JobStatements::job));
     }
 
     /**
-     * Extends the lease of a job the caller still holds to {@code now() + lease}.
+     * Extends the lease of a job the caller still holds to {@code now() + lease}, in one
+     * auto-committed statement. While another transaction is changing the row (completing or
+     * cancelling it) it waits for that one to end.
      *
+     * @param job the job as the leased claim returned it
+     * @param lease the new lease, from now; positive
      * @return false when the lease is gone (rescued, cancelled, completed); nothing changed then
      */
+    @SuppressWarnings("NullAway") // job.leaseId() is not null: requireLeased checked it
     public boolean heartbeat(Job job, Duration lease) {
         requirePositive("lease", lease);
         requireLeased(job);
-        return statements.heartbeat.execute(dsl, statements.heartbeat.binds()
-                .set(JobStatements.ID, job.id())
-                .set(JobStatements.LEASE_ID, job.leaseId())
-                .setInterval(JobStatements.LEASE, lease)) == 1;
+        return statements.heartbeat.execute(
+                        dsl,
+                        statements
+                                .heartbeat
+                                .binds()
+                                .set(JobStatements.ID, job.id())
+                                .set(JobStatements.LEASE_ID, job.leaseId())
+                                .setInterval(JobStatements.LEASE, lease))
+                == 1;
     }
 
     /**
      * Completes a leased job in the caller's transaction (so it commits with the caller's
      * writes): deletes it, or keeps it as {@code done} when {@link JobQueueConfig#keepCompleted()}.
+     * The row stays locked until the caller's transaction ends, so a concurrent rescue or cancel
+     * waits for it.
      *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param job the job as the leased claim returned it
      * @return false when the caller no longer holds the lease; nothing changed then
+     * @throws IllegalArgumentException for a job that was not leased (no lease id)
      */
     public boolean complete(DSLContext tx, Job job) {
         DSLContext ctx = schema.on(tx);
@@ -223,8 +290,11 @@ public final class JobQueue {
     }
 
     /**
-     * Completes many leased jobs with one statement in the caller's transaction.
+     * Completes many leased jobs with one statement in the caller's transaction; the rows stay
+     * locked until it ends.
      *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param jobs the jobs as leased claims returned them; empty sends nothing
      * @return how many were completed; jobs whose lease the caller lost are left alone
      */
     public int completeAll(DSLContext tx, Collection<Job> jobs) {
@@ -241,25 +311,34 @@ public final class JobQueue {
             ids.add(job.id());
             leaseIds.add(job.leaseId());
         }
-        RenderedQuery statement = config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
-        return statement.execute(ctx, statement.binds()
-                .setLongs(JobStatements.IDS, ids)
-                .setUuids(JobStatements.LEASE_IDS, leaseIds));
+        RenderedQuery statement =
+                config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
+        return statement.execute(
+                ctx, statement.binds().setLongs(JobStatements.IDS, ids).setUuids(JobStatements.LEASE_IDS, leaseIds));
     }
 
     /**
      * Records a failure of a leased job in the caller's transaction: back to {@code pending}
      * after an exponential backoff with jitter ({@link JobQueueConfig#retryBackoff()}), or
      * {@code failed} once {@code max_attempts} is reached. {@code last_error} keeps the message.
+     * The row stays locked until the caller's transaction ends.
+     *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param job the job as the leased claim returned it
+     * @param error why it failed; truncated to 10,000 characters; null is stored as empty
+     * @return whether it was rescheduled (and when it is due) or failed for good, or
+     *     {@link FailResult.Outcome#LEASE_LOST} with nothing changed
+     * @throws IllegalArgumentException for a job that was not leased (no lease id)
      */
-    public FailResult fail(DSLContext tx, Job job, String error) {
+    public FailResult fail(DSLContext tx, Job job, @Nullable String error) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(ctx, "ctx");
         Condition owned = owned(job);
         String message = truncate(error);
         boolean lastAttempt = job.attempts() >= job.maxAttempts();
-        Duration delay = config.retryBackoff().delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
-        return PgErrors.translating(() -> {
+        Duration delay = config.retryBackoff()
+                .delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
+        return Errors.translating(() -> {
             var update = ctx.update(JOBS)
                     .set(JOBS.LAST_ERROR, message)
                     .set(JOBS.UPDATED_AT, statementTime())
@@ -267,15 +346,19 @@ public final class JobQueue {
                     .setNull(JOBS.LOCKED_UNTIL)
                     .setNull(JOBS.LEASE_ID);
             Optional<JobsRecord> row = (lastAttempt
-                    ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                    : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
-                    .where(owned).returning().fetchOptional();
+                            ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                            : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
+                    .where(owned)
+                    .returning()
+                    .fetchOptional();
             if (row.isEmpty()) {
                 return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
             }
             return lastAttempt
                     ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
-                    : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.get().getRunAt()));
+                    : new FailResult(
+                            FailResult.Outcome.RETRY_SCHEDULED,
+                            Optional.of(row.get().getRunAt()));
         });
     }
 
@@ -286,13 +369,14 @@ public final class JobQueue {
      * {@code max_attempts} is reached. Call it after rolling back to a savepoint taken after the
      * claim, so that the handler's writes are gone but the deletion is not.
      */
-    FailResult requeueFailed(DSLContext tx, Job job, String error) {
+    FailResult requeueFailed(DSLContext tx, Job job, @Nullable String error) {
         DSLContext ctx = schema.on(tx);
         int attempts = job.attempts() + 1;
         boolean lastAttempt = attempts >= job.maxAttempts();
-        Duration delay = config.retryBackoff().delay(attempts, ThreadLocalRandom.current().nextDouble());
+        Duration delay = config.retryBackoff()
+                .delay(attempts, ThreadLocalRandom.current().nextDouble());
         Field<OffsetDateTime> runAt = lastAttempt ? DSL.val(job.runAt()) : after(delay);
-        return PgErrors.translating(() -> {
+        return Errors.translating(() -> {
             JobsRecord row = ctx.insertInto(JOBS)
                     .set(JOBS.ID, job.id())
                     .set(JOBS.QUEUE, job.queue())
@@ -318,46 +402,54 @@ public final class JobQueue {
 
     /**
      * Gives a leased job back without counting the attempt (a worker shutting down): it is
-     * {@code pending} again at once.
+     * {@code pending} again at once. One auto-committed statement.
      *
+     * @param job the job as the leased claim returned it
      * @return false when the caller no longer held the lease
+     * @throws IllegalArgumentException for a job that was not leased (no lease id)
      */
     public boolean release(Job job) {
         Condition owned = owned(job);
-        return PgErrors.translating(() -> dsl.update(JOBS)
-                .set(JOBS.STATUS, PENDING)
-                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .setNull(JOBS.LOCKED_BY)
-                .setNull(JOBS.LOCKED_UNTIL)
-                .setNull(JOBS.LEASE_ID)
-                .where(owned)
-                .execute()) == 1;
+        return Errors.translating(() -> dsl.update(JOBS)
+                        .set(JOBS.STATUS, PENDING)
+                        .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .setNull(JOBS.LOCKED_BY)
+                        .setNull(JOBS.LOCKED_UNTIL)
+                        .setNull(JOBS.LEASE_ID)
+                        .where(owned)
+                        .execute())
+                == 1;
     }
 
     /**
      * Cancels a pending or running job in the caller's transaction. A worker still running it
-     * will find its lease gone.
+     * will find its lease gone. The row stays locked until the caller's transaction ends; while
+     * a worker's completing transaction holds it, this waits for that one, and then finds the job
+     * finished.
      *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param id the job id
      * @return false when the job is already finished or does not exist
      */
     public boolean cancel(DSLContext tx, long id) {
         DSLContext ctx = schema.on(tx);
-        return PgErrors.translating(() -> ctx.update(JOBS)
-                .set(JOBS.STATUS, CANCELLED)
-                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .setNull(JOBS.LOCKED_BY)
-                .setNull(JOBS.LOCKED_UNTIL)
-                .setNull(JOBS.LEASE_ID)
-                .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(LIVE)))
-                .execute()) == 1;
+        return Errors.translating(() -> ctx.update(JOBS)
+                        .set(JOBS.STATUS, CANCELLED)
+                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .setNull(JOBS.LOCKED_BY)
+                        .setNull(JOBS.LOCKED_UNTIL)
+                        .setNull(JOBS.LEASE_ID)
+                        .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(LIVE)))
+                        .execute())
+                == 1;
     }
 
     /**
      * Returns running jobs whose lease has expired to {@code pending} (or to {@code failed} when
      * they have used all their attempts), in batches of 1,000 skipping rows being changed right
-     * now. Safe to run from every worker at once.
+     * now. Safe to run from every worker at once. Each batch is its own auto-committed statement.
      *
      * @return how many jobs were rescued
      */
@@ -366,17 +458,22 @@ public final class JobQueue {
         int batch;
         do {
             Condition exhausted = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
-            batch = PgErrors.translating(() -> dsl.update(JOBS)
+            batch = Errors.translating(() -> dsl.update(JOBS)
                     .set(JOBS.STATUS, DSL.when(exhausted, FAILED).otherwise(PENDING))
-                    .set(JOBS.FINISHED_AT, DSL.when(exhausted, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT))
+                    .set(
+                            JOBS.FINISHED_AT,
+                            DSL.when(exhausted, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT))
                     .set(JOBS.LAST_ERROR, DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired")))
                     .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                     .setNull(JOBS.LOCKED_BY)
                     .setNull(JOBS.LOCKED_UNTIL)
                     .setNull(JOBS.LEASE_ID)
-                    .where(JOBS.ID.in(dsl.select(JOBS.ID).from(JOBS)
+                    .where(JOBS.ID.in(dsl.select(JOBS.ID)
+                            .from(JOBS)
                             .where(JOBS.STATUS.eq(RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
-                            .limit(RESCUE_BATCH).forUpdate().skipLocked()))
+                            .limit(RESCUE_BATCH)
+                            .forUpdate()
+                            .skipLocked()))
                     .execute());
             total += batch;
         } while (batch == RESCUE_BATCH);
@@ -385,10 +482,18 @@ public final class JobQueue {
 
     // ------------------------------------------------------------------ reads and maintenance
 
-    /** The job, if its row still exists. Takes no lock. */
+    /**
+     * Reads a job without locking it; never waits.
+     *
+     * @param tx the transaction (or auto-commit context) to read in
+     * @param id the job id
+     * @return the job as of {@code tx}'s snapshot; empty when its row is gone (claimed in
+     *     transactional mode, completed without {@code keepCompleted}, or deleted by retention)
+     */
     public Optional<Job> find(DSLContext tx, long id) {
         DSLContext ctx = schema.on(tx);
-        return PgErrors.translating(() -> ctx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(Job::from));
+        return Errors.translating(
+                () -> ctx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(Job::from));
     }
 
     /**
@@ -396,7 +501,10 @@ public final class JobQueue {
      * {@code age} ago, {@code batchSize} rows per auto-committed statement, so that retention
      * never holds many locks or a long transaction.
      *
+     * @param age how long ago a job must have finished (database clock); zero or more
+     * @param batchSize rows per statement, 1 to 100,000
      * @return how many rows were deleted
+     * @throws IllegalArgumentException when {@code age} is negative or {@code batchSize} out of range
      */
     public int deleteFinishedOlderThan(Duration age, int batchSize) {
         Duration minAge = Durations.nonNegative("age", age);
@@ -406,27 +514,41 @@ public final class JobQueue {
         int total = 0;
         int batch;
         do {
-            batch = PgErrors.translating(() -> dsl.deleteFrom(JOBS).where(JOBS.ID.in(dsl.select(JOBS.ID).from(JOBS)
-                    .where(JOBS.STATUS.in(FINISHED))
-                    .and(JOBS.FINISHED_AT.lt(DSL.currentOffsetDateTime().minus(DSL.val(DayToSecond.valueOf(minAge)))))
-                    .limit(batchSize)))
+            batch = Errors.translating(() -> dsl.deleteFrom(JOBS)
+                    .where(JOBS.ID.in(dsl.select(JOBS.ID)
+                            .from(JOBS)
+                            .where(JOBS.STATUS.in(FINISHED))
+                            .and(JOBS.FINISHED_AT.lt(
+                                    DSL.currentOffsetDateTime().minus(DSL.val(DayToSecond.valueOf(minAge)))))
+                            .limit(batchSize)))
                     .execute());
             total += batch;
         } while (batch == batchSize);
         return total;
     }
 
-    /** Row counts per queue and status, and the age of each queue's oldest due pending job. */
+    /**
+     * Row counts per queue and status, and the age of each queue's oldest due pending job. Two
+     * read-only statements on the queue's own {@code DSLContext} (a scan of the table); meant
+     * for metrics, not for every request.
+     *
+     * @return one entry per queue that has rows, ordered by queue name
+     */
     public List<QueueStats> stats() {
-        return PgErrors.translating(() -> {
+        return Errors.translating(() -> {
             Map<String, Map<JobStatus, Long>> counts = new java.util.TreeMap<>();
-            dsl.select(JOBS.QUEUE, JOBS.STATUS, DSL.count()).from(JOBS).groupBy(JOBS.QUEUE, JOBS.STATUS).fetch()
+            dsl.select(JOBS.QUEUE, JOBS.STATUS, DSL.count())
+                    .from(JOBS)
+                    .groupBy(JOBS.QUEUE, JOBS.STATUS)
+                    .fetch()
                     .forEach(r -> counts.computeIfAbsent(r.value1(), q -> new EnumMap<>(JobStatus.class))
                             .put(JobStatus.fromDb(r.value2()), r.value3().longValue()));
             Map<String, Duration> oldest = new HashMap<>();
-            dsl.select(JOBS.QUEUE, DSL.min(JOBS.RUN_AT), DSL.currentOffsetDateTime()).from(JOBS)
+            dsl.select(JOBS.QUEUE, DSL.min(JOBS.RUN_AT), DSL.currentOffsetDateTime())
+                    .from(JOBS)
                     .where(JOBS.STATUS.eq(PENDING).and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime())))
-                    .groupBy(JOBS.QUEUE).fetch()
+                    .groupBy(JOBS.QUEUE)
+                    .fetch()
                     .forEach(r -> oldest.put(r.value1(), Duration.between(r.value2(), r.value3())));
             List<QueueStats> result = new ArrayList<>();
             counts.forEach((queue, byStatus) ->
@@ -438,21 +560,17 @@ public final class JobQueue {
     // ------------------------------------------------------------------ SQL pieces
 
     private static Binds claimBinds(RenderedQuery statement, Claim claim) {
-        Binds binds = statement.binds()
-                .set(JobStatements.QUEUE, claim.queue())
-                .set(JobStatements.LIMIT, claim.limit());
+        Binds binds = statement.binds().set(JobStatements.QUEUE, claim.queue()).set(JobStatements.LIMIT, claim.limit());
         return claim.shards().isEmpty() ? binds : binds.setInts(JobStatements.SHARDS, claim.shards());
     }
 
-    private static String truncate(String error) {
+    private static String truncate(@Nullable String error) {
         return error == null ? "" : error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error;
     }
 
     private static Condition owned(Job job) {
         requireLeased(job);
-        return JOBS.ID.eq(job.id())
-                .and(JOBS.STATUS.eq(RUNNING))
-                .and(JOBS.LEASE_ID.eq(job.leaseId()));
+        return JOBS.ID.eq(job.id()).and(JOBS.STATUS.eq(RUNNING)).and(JOBS.LEASE_ID.eq(job.leaseId()));
     }
 
     private static void requireLeased(Job job) {
@@ -484,8 +602,10 @@ public final class JobQueue {
     /** Refuses LISTEN wake-ups behind a transaction pooler, where LISTEN cannot work. */
     static void requireListenAllowed(boolean listen, dev.locksmith.PoolingMode poolingMode) {
         if (listen) {
-            poolingMode.requireSessionState("LISTEN wake-up", "set listen(false) and rely on polling, "
-                    + "or give the worker a data source that connects to the server directly");
+            poolingMode.requireSessionState(
+                    "LISTEN wake-up",
+                    "set listen(false) and rely on polling, "
+                            + "or give the worker a data source that connects to the server directly");
         }
     }
 
@@ -499,7 +619,9 @@ public final class JobQueue {
 
     private static List<Job> sorted(List<Job> jobs) {
         return jobs.stream()
-                .sorted(Comparator.comparingInt(Job::priority).thenComparing(Job::runAt).thenComparingLong(Job::id))
+                .sorted(Comparator.comparingInt(Job::priority)
+                        .thenComparing(Job::runAt)
+                        .thenComparingLong(Job::id))
                 .toList();
     }
 }

@@ -5,37 +5,139 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Settings of a {@link JobQueue}.
+ * Settings of a {@link JobQueue}, built with {@link #builder()}. Immutable.
  *
- * @param keepCompleted keep completed jobs as {@code done} (for retention and audit) instead of
- *     deleting them; default false
- * @param notifyOnEnqueue send {@code NOTIFY locksmith_jobs, '<queue>'} with every enqueue, so idle
- *     workers wake at once (delivered on commit); default true
- * @param retryBackoff pause before a failed job is retried: default 1 s doubling to 1 h, jitter 0.5
+ * <p>Defaults ({@link #defaults()}): completed jobs are deleted, every enqueue sends a
+ * {@code NOTIFY}, and a failed job is retried after 1 s doubling to 1 h, with jitter 0.5.
  */
-public record JobQueueConfig(boolean keepCompleted, boolean notifyOnEnqueue, Backoff retryBackoff) {
+public final class JobQueueConfig {
 
-    public JobQueueConfig {
-        Objects.requireNonNull(retryBackoff, "retryBackoff");
+    private static final JobQueueConfig DEFAULTS = builder().build();
+
+    private final boolean keepCompleted;
+    private final boolean notifyOnEnqueue;
+    private final Backoff retryBackoff;
+
+    private JobQueueConfig(Builder b) {
+        this.keepCompleted = b.keepCompleted;
+        this.notifyOnEnqueue = b.notifyOnEnqueue;
+        this.retryBackoff = b.retryBackoff;
     }
 
-    /** The defaults listed on the record. */
+    /**
+     * The defaults listed on the class.
+     *
+     * @return the default settings
+     */
     public static JobQueueConfig defaults() {
-        return new JobQueueConfig(false, true, new Backoff(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.5));
+        return DEFAULTS;
     }
 
-    /** A copy with {@code keepCompleted} set. */
-    public JobQueueConfig withKeepCompleted(boolean keep) {
-        return new JobQueueConfig(keep, notifyOnEnqueue, retryBackoff);
+    /**
+     * A builder starting from the defaults.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    /** A copy with {@code notifyOnEnqueue} set. */
-    public JobQueueConfig withNotifyOnEnqueue(boolean notify) {
-        return new JobQueueConfig(keepCompleted, notify, retryBackoff);
+    /**
+     * Whether completed jobs are kept as {@code done} rather than deleted.
+     *
+     * @return true to keep them
+     */
+    public boolean keepCompleted() {
+        return keepCompleted;
     }
 
-    /** A copy with {@code retryBackoff} set. */
-    public JobQueueConfig withRetryBackoff(Backoff backoff) {
-        return new JobQueueConfig(keepCompleted, notifyOnEnqueue, backoff);
+    /**
+     * Whether every enqueue sends {@code NOTIFY locksmith_jobs, '<queue>'}.
+     *
+     * @return true to notify
+     */
+    public boolean notifyOnEnqueue() {
+        return notifyOnEnqueue;
+    }
+
+    /**
+     * The pause before a failed job is retried.
+     *
+     * @return the backoff
+     */
+    public Backoff retryBackoff() {
+        return retryBackoff;
+    }
+
+    /**
+     * A builder holding these settings, to derive a variant.
+     *
+     * @return a new builder
+     */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.keepCompleted = keepCompleted;
+        b.notifyOnEnqueue = notifyOnEnqueue;
+        b.retryBackoff = retryBackoff;
+        return b;
+    }
+
+    @Override
+    public String toString() {
+        return "JobQueueConfig[keepCompleted=" + keepCompleted + ", notifyOnEnqueue=" + notifyOnEnqueue
+                + ", retryBackoff=" + retryBackoff + "]";
+    }
+
+    /** Builds a {@link JobQueueConfig}; each setter validates its argument. */
+    public static final class Builder {
+        private boolean keepCompleted;
+        private boolean notifyOnEnqueue = true;
+        private Backoff retryBackoff = new Backoff(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.5);
+
+        private Builder() {}
+
+        /**
+         * Keep completed jobs as {@code done} (for retention and audit) instead of deleting them
+         * (default false).
+         *
+         * @param keep true to keep them
+         * @return this builder
+         */
+        public Builder keepCompleted(boolean keep) {
+            this.keepCompleted = keep;
+            return this;
+        }
+
+        /**
+         * Send {@code NOTIFY locksmith_jobs, '<queue>'} with every enqueue, so idle workers wake
+         * at once; delivered on commit (default true).
+         *
+         * @param notify true to notify
+         * @return this builder
+         */
+        public Builder notifyOnEnqueue(boolean notify) {
+            this.notifyOnEnqueue = notify;
+            return this;
+        }
+
+        /**
+         * The pause before a failed job is retried (default 1 s doubling to 1 h, jitter 0.5).
+         *
+         * @param backoff the backoff
+         * @return this builder
+         */
+        public Builder retryBackoff(Backoff backoff) {
+            this.retryBackoff = Objects.requireNonNull(backoff, "retryBackoff");
+            return this;
+        }
+
+        /**
+         * The settings.
+         *
+         * @return an immutable config
+         */
+        public JobQueueConfig build() {
+            return new JobQueueConfig(this);
+        }
     }
 }

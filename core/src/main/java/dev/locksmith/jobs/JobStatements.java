@@ -20,7 +20,8 @@ import org.jooq.impl.SQLDataType;
 /**
  * The queue's hot statements (claims, heartbeats, completion), written in the DSL and rendered
  * once per {@link JobQueue} (see {@link RenderedQuery} for why). Parameter names are the
- * constants below.
+ * constants below. Every one returns rows (the changed rows' ids where the caller wants only a
+ * count): see {@link RenderedQuery#execute}.
  */
 final class JobStatements {
 
@@ -35,9 +36,23 @@ final class JobStatements {
     static final String LEASE_IDS = "lease_ids";
 
     /** The columns a {@link Job} is made of. */
-    private static final List<SelectField<?>> JOB_COLUMNS = List.of(JOBS.ID, JOBS.QUEUE, JOBS.SHARD, JOBS.KIND,
-            JOBS.PAYLOAD, JOBS.PRIORITY, JOBS.RUN_AT, JOBS.STATUS, JOBS.ATTEMPTS, JOBS.MAX_ATTEMPTS, JOBS.LOCKED_BY,
-            JOBS.LOCKED_UNTIL, JOBS.UNIQUE_KEY, JOBS.LAST_ERROR, JOBS.CREATED_AT, JOBS.LEASE_ID);
+    private static final List<SelectField<?>> JOB_COLUMNS = List.of(
+            JOBS.ID,
+            JOBS.QUEUE,
+            JOBS.SHARD,
+            JOBS.KIND,
+            JOBS.PAYLOAD,
+            JOBS.PRIORITY,
+            JOBS.RUN_AT,
+            JOBS.STATUS,
+            JOBS.ATTEMPTS,
+            JOBS.MAX_ATTEMPTS,
+            JOBS.LOCKED_BY,
+            JOBS.LOCKED_UNTIL,
+            JOBS.UNIQUE_KEY,
+            JOBS.LAST_ERROR,
+            JOBS.CREATED_AT,
+            JOBS.LEASE_ID);
 
     final RenderedQuery claimInTransaction;
     final RenderedQuery claimInTransactionOnShards;
@@ -49,32 +64,40 @@ final class JobStatements {
 
     JobStatements(DSLContext dsl) {
         Param<String> worker = DSL.param(WORKER, SQLDataType.VARCHAR);
-        Field<OffsetDateTime> leaseEnd = DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
-        claimInTransaction = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS)
-                .where(JOBS.ID.in(claimable(false))).returning(JOB_COLUMNS));
-        claimInTransactionOnShards = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS)
-                .where(JOBS.ID.in(claimable(true))).returning(JOB_COLUMNS));
+        Field<OffsetDateTime> leaseEnd =
+                DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
+        claimInTransaction = RenderedQuery.of(
+                dsl, dsl.deleteFrom(JOBS).where(JOBS.ID.in(claimable(false))).returning(JOB_COLUMNS));
+        claimInTransactionOnShards = RenderedQuery.of(
+                dsl, dsl.deleteFrom(JOBS).where(JOBS.ID.in(claimable(true))).returning(JOB_COLUMNS));
         claim = RenderedQuery.of(dsl, leaseUpdate(dsl, worker, leaseEnd, false));
         claimOnShards = RenderedQuery.of(dsl, leaseUpdate(dsl, worker, leaseEnd, true));
-        heartbeat = RenderedQuery.of(dsl, dsl.update(JOBS)
-                .set(JOBS.LOCKED_UNTIL, leaseEnd)
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(JOBS.ID.eq(DSL.param(ID, SQLDataType.BIGINT)))
-                .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
-                .and(JOBS.LEASE_ID.eq(DSL.param(LEASE_ID, SQLDataType.UUID))));
-        completeByDeleting = RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(ownedByAll()));
-        completeKeepingDone = RenderedQuery.of(dsl, dsl.update(JOBS)
-                .set(JOBS.STATUS, JobStatus.DONE.literal())
-                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .set(JOBS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
-                .set(JOBS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                .set(JOBS.LEASE_ID, DSL.castNull(SQLDataType.UUID))
-                .where(ownedByAll()));
+        heartbeat = RenderedQuery.of(
+                dsl,
+                dsl.update(JOBS)
+                        .set(JOBS.LOCKED_UNTIL, leaseEnd)
+                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(JOBS.ID.eq(DSL.param(ID, SQLDataType.BIGINT)))
+                        .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
+                        .and(JOBS.LEASE_ID.eq(DSL.param(LEASE_ID, SQLDataType.UUID)))
+                        .returning(JOBS.ID));
+        completeByDeleting =
+                RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(ownedByAll()).returning(JOBS.ID));
+        completeKeepingDone = RenderedQuery.of(
+                dsl,
+                dsl.update(JOBS)
+                        .set(JOBS.STATUS, JobStatus.DONE.literal())
+                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .set(JOBS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
+                        .set(JOBS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                        .set(JOBS.LEASE_ID, DSL.castNull(SQLDataType.UUID))
+                        .where(ownedByAll())
+                        .returning(JOBS.ID));
     }
 
-    private static org.jooq.Query leaseUpdate(DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd,
-            boolean shards) {
+    private static org.jooq.Query leaseUpdate(
+            DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd, boolean shards) {
         return dsl.update(JOBS)
                 .set(JOBS.STATUS, JobStatus.RUNNING.literal())
                 .set(JOBS.LOCKED_BY, worker)
@@ -93,16 +116,20 @@ final class JobStatements {
      * the jobs due by then.
      */
     private static Select<org.jooq.Record1<Long>> claimable(boolean shards) {
-        Condition due = JOBS.QUEUE.eq(DSL.param(QUEUE, SQLDataType.VARCHAR))
+        Condition due = JOBS.QUEUE
+                .eq(DSL.param(QUEUE, SQLDataType.VARCHAR))
                 .and(JOBS.STATUS.eq(JobStatus.PENDING.literal()))
                 .and(JOBS.RUN_AT.le(JobQueue.statementTime()));
         if (shards) {
             due = due.and(JOBS.SHARD.eq(DSL.any(DSL.param(SHARDS, SQLDataType.INTEGER.array()))));
         }
-        return DSL.select(JOBS.ID).from(JOBS).where(due)
+        return DSL.select(JOBS.ID)
+                .from(JOBS)
+                .where(due)
                 .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
                 .limit(DSL.param(LIMIT, SQLDataType.INTEGER))
-                .forUpdate().skipLocked();
+                .forUpdate()
+                .skipLocked();
     }
 
     /**
@@ -111,21 +138,29 @@ final class JobStatements {
      * let the primary key find the rows.
      */
     private static Condition ownedByAll() {
-        return JOBS.ID.eq(DSL.any(DSL.param(IDS, SQLDataType.BIGINT.array())))
+        return JOBS.ID
+                .eq(DSL.any(DSL.param(IDS, SQLDataType.BIGINT.array())))
                 .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
                 .and(JOBS.LEASE_ID.eq(DSL.any(DSL.param(LEASE_IDS, SQLDataType.UUID.array()))));
     }
 
     /** Maps a row of {@link #JOB_COLUMNS}. */
     static Job job(ResultSet row) throws SQLException {
-        return new Job(row.getLong(JOBS.ID.getName()), row.getString(JOBS.QUEUE.getName()),
-                row.getInt(JOBS.SHARD.getName()), row.getString(JOBS.KIND.getName()),
-                row.getString(JOBS.PAYLOAD.getName()), row.getInt(JOBS.PRIORITY.getName()),
+        return new Job(
+                row.getLong(JOBS.ID.getName()),
+                row.getString(JOBS.QUEUE.getName()),
+                row.getInt(JOBS.SHARD.getName()),
+                row.getString(JOBS.KIND.getName()),
+                row.getString(JOBS.PAYLOAD.getName()),
+                row.getInt(JOBS.PRIORITY.getName()),
                 row.getObject(JOBS.RUN_AT.getName(), OffsetDateTime.class),
-                JobStatus.fromDb(row.getString(JOBS.STATUS.getName())), row.getInt(JOBS.ATTEMPTS.getName()),
-                row.getInt(JOBS.MAX_ATTEMPTS.getName()), row.getString(JOBS.LOCKED_BY.getName()),
+                JobStatus.fromDb(row.getString(JOBS.STATUS.getName())),
+                row.getInt(JOBS.ATTEMPTS.getName()),
+                row.getInt(JOBS.MAX_ATTEMPTS.getName()),
+                row.getString(JOBS.LOCKED_BY.getName()),
                 row.getObject(JOBS.LOCKED_UNTIL.getName(), OffsetDateTime.class),
-                row.getString(JOBS.UNIQUE_KEY.getName()), row.getString(JOBS.LAST_ERROR.getName()),
+                row.getString(JOBS.UNIQUE_KEY.getName()),
+                row.getString(JOBS.LAST_ERROR.getName()),
                 row.getObject(JOBS.CREATED_AT.getName(), OffsetDateTime.class),
                 row.getObject(JOBS.LEASE_ID.getName(), UUID.class));
     }

@@ -17,7 +17,7 @@ public enum JobStatus {
     /** Cancelled before it completed. */
     CANCELLED;
 
-    /** The value stored in {@code jobs.status}. */
+    /** {@return the value stored in {@code jobs.status}: the constant's name in lower case} */
     public String dbValue() {
         return name().toLowerCase(Locale.ROOT);
     }

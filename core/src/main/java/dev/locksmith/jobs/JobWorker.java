@@ -19,10 +19,10 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Runs a {@link JobHandler} for the jobs of one queue on N threads, in leased mode.
@@ -65,6 +65,7 @@ public final class JobWorker implements AutoCloseable {
     private final JobHandler handler;
     private final Settings settings;
     private final WorkerListener listener;
+    private final Level handlerFailureLogLevel;
 
     private final Semaphore slots;
     /** Held leases by lease id: a lapsed and re-claimed job has two, and each run settles only its own. */
@@ -82,6 +83,7 @@ public final class JobWorker implements AutoCloseable {
             this.job = job;
         }
     }
+
     private final ExecutorService handlers;
     private final ScheduledExecutorService maintenance;
     private final Thread claimer;
@@ -89,41 +91,77 @@ public final class JobWorker implements AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean();
     private final ReentrantLock wakeLock = new ReentrantLock();
     private final Condition wakeCondition = wakeLock.newCondition();
-    private WorkerListener.Wake pendingWake;
+    private WorkerListener.@Nullable Wake pendingWake;
 
     private JobWorker(Builder b) {
-        this.dataSource = b.dataSource;
-        this.dsl = dev.locksmith.TableSchema.using(DSL.using(b.dataSource, SQLDialect.POSTGRES), b.schema);
+        this.dataSource = b.connections.dataSource();
+        this.dsl = dev.locksmith.TableSchema.using(b.connections.dsl(), b.schema);
         this.queue = new JobQueue(dsl, b.queueConfig);
         this.claim = new Claim(b.queue, Math.min(b.threads, Claim.MAX_LIMIT), b.shards);
         this.handler = b.handler;
-        this.settings = new Settings(b.threads, b.lease, b.pollInterval, b.rescueInterval, b.shutdownGrace, b.workerId,
-                b.listen);
+        this.settings = new Settings(
+                b.threads, b.lease, b.pollInterval, b.rescueInterval, b.shutdownGrace, b.workerId, b.listen);
         this.listener = b.listener;
+        this.handlerFailureLogLevel = b.handlerFailureLogLevel;
         this.slots = new Semaphore(b.threads);
         String name = "locksmith-" + b.queue;
         this.handlers = Executors.newFixedThreadPool(b.threads, r -> thread(r, name + "-handler"));
         this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, name + "-maintenance"));
         this.claimer = thread(this::claimLoop, name + "-claimer");
-        this.notifications = new QueueNotifications(b.dataSource, b.queue, b.pollInterval, listener::listening,
+        this.notifications = new QueueNotifications(
+                b.connections.dataSource(),
+                b.queue,
+                b.pollInterval,
+                listener::listening,
                 () -> wake(WorkerListener.Wake.NOTIFICATION));
     }
 
     /** Settings as validated by the builder. */
-    record Settings(int threads, Duration lease, Duration pollInterval, Duration rescueInterval,
-            Duration shutdownGrace, String workerId, boolean listen) {
-    }
+    record Settings(
+            int threads,
+            Duration lease,
+            Duration pollInterval,
+            Duration rescueInterval,
+            Duration shutdownGrace,
+            String workerId,
+            boolean listen) {}
 
     /**
      * A builder for a worker on {@code queue} that runs {@code handler}.
      *
-     * @param dataSource connections for claims, handler transactions and (one, held) LISTEN
+     * @param dataSource connections for claims, handler transactions and (one, held) LISTEN;
+     *     must allow {@link #connectionsNeeded(int, boolean)} at once
+     * @param queue the queue to work, 1 to 128 characters, not blank
+     * @param handler the work for each job, called on the worker's handler threads
+     * @return a builder with the defaults: 4 threads, 30 s lease, 1 s poll, rescue every 30 s,
+     *     10 s shutdown grace, LISTEN on
+     * @throws IllegalArgumentException for an invalid queue name
      */
     public static Builder builder(DataSource dataSource, String queue, JobHandler handler) {
-        return new Builder(dataSource, queue, handler);
+        return new Builder(WorkerConnections.of(dataSource), queue, handler);
     }
 
-    /** This worker's id, written to {@code jobs.locked_by}. */
+    /**
+     * A builder for a worker whose transactions run on {@code dsl}: the worker derives its own
+     * context from your jOOQ configuration, so your {@code Settings}, {@code ExecuteListener}s
+     * and transaction provider (Spring's, for instance) apply to its claims, completions and the
+     * handler's transaction. The connections it holds (one per thread while a transaction runs,
+     * and one for {@code LISTEN}) come from the data source behind the context's
+     * {@code DataSourceConnectionProvider}.
+     *
+     * @param dsl your context; its connection provider must be a
+     *     {@link org.jooq.impl.DataSourceConnectionProvider}
+     * @param queue the queue to work, 1 to 128 characters, not blank
+     * @param handler the work, called on the worker's threads
+     * @return a builder with the same defaults as {@link #builder(DataSource, String, JobHandler)}
+     * @throws IllegalArgumentException for an invalid queue name, or a context whose connections
+     *     do not come from a data source
+     */
+    public static Builder builder(DSLContext dsl, String queue, JobHandler handler) {
+        return new Builder(WorkerConnections.of(dsl), queue, handler);
+    }
+
+    /** {@return this worker's id, written to {@code jobs.locked_by} of the jobs it leases} */
     public String workerId() {
         return settings.workerId();
     }
@@ -131,6 +169,11 @@ public final class JobWorker implements AutoCloseable {
     /**
      * Connections a worker needs at the same time: {@code threads + 3}, or {@code threads + 2}
      * without {@code LISTEN} (see the class description).
+     *
+     * @param threads handler threads, 1 to 1,000
+     * @param listen whether the worker uses LISTEN
+     * @return the smallest pool size the worker can run on without losing leases
+     * @throws IllegalArgumentException when {@code threads} is out of range
      */
     public static int connectionsNeeded(int threads, boolean listen) {
         return JobQueue.requireThreads(threads) + (listen ? 3 : 2);
@@ -139,12 +182,20 @@ public final class JobWorker implements AutoCloseable {
     /**
      * Starts the threads; returns at once.
      *
+     * @return this worker, running
      * @throws IllegalStateException when the data source's pool is known to allow fewer
-     *     connections than {@link #connectionsNeeded(int, boolean)}
+     *     connections than {@link #connectionsNeeded(int, boolean)}, or when it was started before
      */
+    // The maintenance futures are not kept: both tasks catch and log their own failures, and
+    // close() stops them through the executor.
+    @SuppressWarnings("FutureReturnValueIgnored")
     public JobWorker start() {
-        PoolSize.require(dataSource, connectionsNeeded(settings.threads(), settings.listen()), "worker",
-                settings.threads(), settings.listen());
+        PoolSize.require(
+                dataSource,
+                connectionsNeeded(settings.threads(), settings.listen()),
+                "worker",
+                settings.threads(),
+                settings.listen());
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
@@ -154,7 +205,8 @@ public final class JobWorker implements AutoCloseable {
         }
         long heartbeatMillis = Math.max(1, settings.lease().toMillis() / 3);
         maintenance.scheduleWithFixedDelay(this::heartbeat, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
-        maintenance.scheduleWithFixedDelay(this::rescue, 0, settings.rescueInterval().toMillis(), TimeUnit.MILLISECONDS);
+        maintenance.scheduleWithFixedDelay(
+                this::rescue, 0, settings.rescueInterval().toMillis(), TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -186,8 +238,11 @@ public final class JobWorker implements AutoCloseable {
             Job job = held.job;
             if (held.handlerRunning) {
                 // giving it back would let another worker run it while this handler still does
-                LOG.warn("handler of job {} on queue {} did not stop within the shutdown grace; the job is not given "
-                        + "back, its lease expires at {} (or later, if a heartbeat ran)", job.id(), job.queue(),
+                LOG.warn(
+                        "handler of job {} on queue {} did not stop within the shutdown grace; the job is not given "
+                                + "back, its lease expires at {} (or later, if a heartbeat ran)",
+                        job.id(),
+                        job.queue(),
                         job.lockedUntil());
                 continue;
             }
@@ -212,8 +267,8 @@ public final class JobWorker implements AutoCloseable {
                     awaitWake(settings.pollInterval());
                     continue;
                 }
-                var jobs = queue.claim(new Claim(claim.queue(), free, claim.shards()), settings.lease(),
-                        settings.workerId());
+                var jobs = queue.claim(
+                        new Claim(claim.queue(), free, claim.shards()), settings.lease(), settings.workerId());
                 for (Job job : jobs) {
                     slots.acquireUninterruptibly();
                     Held held = new Held(job);
@@ -236,6 +291,8 @@ public final class JobWorker implements AutoCloseable {
     private void run(Held held) {
         Job job = held.job;
         boolean settled = false;
+        // The job's MDC keys stay set until the failure, if any, is logged (the catch blocks below).
+        JobLogging.Scope mdc = JobLogging.mdc(job, job.attempts());
         try {
             dsl.transactionResult(c -> {
                 handler.handle(job, c.dsl());
@@ -249,9 +306,13 @@ public final class JobWorker implements AutoCloseable {
             listener.completed(job);
         } catch (LeaseLost e) {
             settled = true;
-            LOG.warn("handler of job {} ({}) on queue {}, attempt {}, finished after its lease was lost; its "
-                    + "transaction was rolled back, and the job runs again under its new lease", job.id(), job.kind(),
-                    job.queue(), job.attempts());
+            LOG.warn(
+                    "handler of job {} ({}) on queue {}, attempt {}, finished after its lease was lost; its "
+                            + "transaction was rolled back, and the job runs again under its new lease",
+                    job.id(),
+                    job.kind(),
+                    job.queue(),
+                    job.attempts());
             listener.leaseLost(job);
         } catch (Throwable error) {
             if (running.get()) {
@@ -266,27 +327,25 @@ public final class JobWorker implements AutoCloseable {
                 inFlight.remove(job.leaseId());
             }
             slots.release();
+            mdc.close();
             wake(WorkerListener.Wake.INTERNAL);
         }
     }
 
     private boolean recordFailure(Job job, Throwable error) {
         try {
-            FailResult result = dsl.transactionResult(c -> queue.fail(c.dsl(), job, describe(error)));
+            FailResult result = dsl.transactionResult(c -> queue.fail(c.dsl(), job, JobLogging.describe(error)));
+            JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, job.attempts(), error, result);
             listener.failed(job, error, result);
             return true;
         } catch (RuntimeException failToFail) {
             failToFail.addSuppressed(error);
-            LOG.warn("could not record the failure of job {}; its lease will expire and it will be rescued", job.id(),
+            LOG.warn(
+                    "could not record the failure of job {}; its lease will expire and it will be rescued",
+                    job.id(),
                     failToFail);
             return false;
         }
-    }
-
-    static String describe(Throwable error) {
-        Throwable cause = error instanceof org.jooq.exception.DataAccessException && error.getCause() != null
-                ? error.getCause() : error;
-        return cause.getMessage() == null ? cause.getClass().getName() : cause.getClass().getName() + ": " + cause.getMessage();
     }
 
     private static final class LeaseLost extends RuntimeException {
@@ -332,18 +391,32 @@ public final class JobWorker implements AutoCloseable {
 
     // ------------------------------------------------------------------ maintenance
 
+    @SuppressWarnings(
+            "ModifyCollectionInEnhancedForLoop") // inFlight is a ConcurrentHashMap: removal while iterating is safe
     private void heartbeat() {
         for (Held held : inFlight.values()) {
             Job job = held.job;
             try {
-                if (!queue.heartbeat(job, settings.lease()) && !held.completing && inFlight.remove(job.leaseId(), held)) {
-                    LOG.warn("lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
-                            + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "
-                            + "be rolled back", job.id(), job.kind(), job.queue(), job.attempts());
+                if (!queue.heartbeat(job, settings.lease())
+                        && !held.completing
+                        && inFlight.remove(job.leaseId(), held)) {
+                    LOG.warn(
+                            "lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
+                                    + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "
+                                    + "be rolled back",
+                            job.id(),
+                            job.kind(),
+                            job.queue(),
+                            job.attempts());
                 }
             } catch (RuntimeException e) {
-                LOG.warn("heartbeat of job {} on queue {} failed; the lease expires at {} unless a later heartbeat "
-                        + "succeeds", job.id(), job.queue(), job.lockedUntil(), e);
+                LOG.warn(
+                        "heartbeat of job {} on queue {} failed; the lease expires at {} unless a later heartbeat "
+                                + "succeeds",
+                        job.id(),
+                        job.queue(),
+                        job.lockedUntil(),
+                        e);
             }
         }
     }
@@ -381,7 +454,7 @@ public final class JobWorker implements AutoCloseable {
 
     /** Builds a {@link JobWorker}; every setting is validated when set, with the field named. */
     public static final class Builder {
-        private final DataSource dataSource;
+        private final WorkerConnections connections;
         private final String queue;
         private final JobHandler handler;
         private int threads = 4;
@@ -395,53 +468,102 @@ public final class JobWorker implements AutoCloseable {
         private PoolingMode poolingMode = PoolingMode.SESSION;
         private Set<Integer> shards = Set.of();
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
-        private WorkerListener listener = new WorkerListener() { };
+        private Level handlerFailureLogLevel = Level.WARN;
+        private WorkerListener listener = new WorkerListener() {};
 
-        private Builder(DataSource dataSource, String queue, JobHandler handler) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        private Builder(WorkerConnections connections, String queue, JobHandler handler) {
+            this.connections = connections;
             NewJob.requireName("queue", queue, 128);
             this.queue = queue;
             this.handler = Objects.requireNonNull(handler, "handler");
         }
 
-        /** Handler threads (and the most jobs held at once); 1 to 1,000, default 4. */
+        /**
+         * Handler threads, and the most jobs the worker holds at once; default 4.
+         *
+         * @param threads 1 to 1,000
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
         public Builder threads(int threads) {
             this.threads = JobQueue.requireThreads(threads);
             return this;
         }
 
-        /** Lease per claimed job, extended every third of it while the handler runs; default 30 s. */
+        /**
+         * Lease per claimed job, extended every third of it while the handler runs; default
+         * 30 s. A crashed worker's jobs run again elsewhere once it expires (and the next rescue
+         * runs), so shorter leases mean faster recovery and more heartbeat statements.
+         *
+         * @param lease positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder lease(Duration lease) {
             this.lease = JobQueue.requirePositive("lease", lease);
             return this;
         }
 
-        /** Longest idle wait without a notification; default 1 s. */
+        /**
+         * Longest idle wait without a notification; default 1 s. With LISTEN off, also the
+         * longest delay before a new job is seen.
+         *
+         * @param pollInterval positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder pollInterval(Duration pollInterval) {
             this.pollInterval = JobQueue.requirePositive("pollInterval", pollInterval);
             return this;
         }
 
-        /** How often expired leases are rescued; default 30 s. */
+        /**
+         * How often this worker rescues expired leases ({@link JobQueue#rescueExpired()}: every
+         * queue's, not only its own); default 30 s.
+         *
+         * @param rescueInterval positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder rescueInterval(Duration rescueInterval) {
             this.rescueInterval = JobQueue.requirePositive("rescueInterval", rescueInterval);
             return this;
         }
 
-        /** How long {@link JobWorker#close()} lets running handlers finish; default 10 s. */
+        /**
+         * How long {@link JobWorker#close()} lets running handlers finish before interrupting
+         * them (and as long again after the interrupt); default 10 s.
+         *
+         * @param shutdownGrace positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder shutdownGrace(Duration shutdownGrace) {
             this.shutdownGrace = JobQueue.requirePositive("shutdownGrace", shutdownGrace);
             return this;
         }
 
-        /** Id written to {@code locked_by}; default {@code <host>-<pid>-<random>}. */
+        /**
+         * Id written to {@code locked_by}; default {@code <pid>@<host>-<random>}. Unique per
+         * worker, so that an operator can tell whose lease a job is under.
+         *
+         * @param workerId 1 to 128 characters, not blank
+         * @return this builder
+         * @throws IllegalArgumentException when blank or too long
+         */
         public Builder workerId(String workerId) {
             NewJob.requireName("workerId", workerId, 128);
             this.workerId = workerId;
             return this;
         }
 
-        /** Use LISTEN/NOTIFY wake-up (default true); false to rely on polling alone. */
+        /**
+         * Use LISTEN/NOTIFY wake-up (default true), at the cost of one more connection held for
+         * the worker's life.
+         *
+         * @param listen false to rely on polling alone (required behind a transaction pooler)
+         * @return this builder
+         */
         public Builder listen(boolean listen) {
             this.listen = listen;
             return this;
@@ -451,25 +573,43 @@ public final class JobWorker implements AutoCloseable {
          * How the data source's connections reach the server; default {@link PoolingMode#SESSION}.
          * With {@link PoolingMode#TRANSACTION} (PgBouncer transaction pooling) LISTEN cannot
          * work, and {@link #build()} refuses unless {@code listen(false)} was set.
+         *
+         * @param poolingMode the mode of the data source's connections
+         * @return this builder
          */
         public Builder poolingMode(PoolingMode poolingMode) {
             this.poolingMode = Objects.requireNonNull(poolingMode, "poolingMode");
             return this;
         }
 
-        /** Claim only from these shards; default all. */
+        /**
+         * Claim only from these shards; default all.
+         *
+         * @param shards shard numbers, none negative; empty means all (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder shards(Set<Integer> shards) {
             this.shards = Set.copyOf(Objects.requireNonNull(shards, "shards"));
             return this;
         }
 
-        /** Queue settings (retention, retry backoff); default {@link JobQueueConfig#defaults()}. */
+        /**
+         * Queue settings (retention, retry backoff); default {@link JobQueueConfig#defaults()}.
+         *
+         * @param queueConfig the settings of the worker's {@link JobQueue}
+         * @return this builder
+         */
         public Builder queueConfig(JobQueueConfig queueConfig) {
             this.queueConfig = Objects.requireNonNull(queueConfig, "queueConfig");
             return this;
         }
 
-        /** Observer for metrics and tests. */
+        /**
+         * Observer for metrics and tests; default one that ignores everything.
+         *
+         * @param listener called on the worker's threads; must be quick and must not throw
+         * @return this builder
+         */
         public Builder listener(WorkerListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
             return this;
@@ -478,6 +618,10 @@ public final class JobWorker implements AutoCloseable {
         /**
          * The schema the locksmith tables were migrated to; default
          * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
+         *
+         * @param schema a lower-case unquoted identifier
+         * @return this builder
+         * @throws IllegalArgumentException for an invalid schema name
          */
         public Builder schema(String schema) {
             this.schema = SchemaMapping.requireName(schema);
@@ -485,8 +629,23 @@ public final class JobWorker implements AutoCloseable {
         }
 
         /**
+         * The level at which a failed handler is logged, with its stack trace, when the job will
+         * be retried (default {@link Level#WARN}). A job that fails for good is logged at ERROR
+         * whatever this says; a failure after the lease was lost at WARN.
+         *
+         * @param level an SLF4J level
+         * @return this builder
+         */
+        public Builder handlerFailureLogLevel(Level level) {
+            this.handlerFailureLogLevel = Objects.requireNonNull(level, "handlerFailureLogLevel");
+            return this;
+        }
+
+        /**
          * The worker, not yet started.
          *
+         * @return a new worker; call {@link JobWorker#start()}
+         * @throws IllegalArgumentException for shards out of range
          * @throws IllegalStateException for LISTEN wake-ups with {@link PoolingMode#TRANSACTION}
          */
         public JobWorker build() {

@@ -16,6 +16,7 @@ final class JsonText {
 
     /** Deepest nesting of arrays and objects accepted. */
     static final int MAX_DEPTH = 1000;
+
     private static final int MAX_INTEGER_DIGITS = 131_072;
     private static final int MAX_FRACTION_DIGITS = 16_383;
 
@@ -33,8 +34,8 @@ final class JsonText {
      */
     static void requireValid(String what, String json, int maxBytes) {
         if (json.length() > maxBytes || utf8Length(json) > maxBytes) {
-            throw new IllegalArgumentException(what + " must be at most " + maxBytes + " bytes of UTF-8, was "
-                    + utf8Length(json));
+            throw new IllegalArgumentException(
+                    what + " must be at most " + maxBytes + " bytes of UTF-8, was " + utf8Length(json));
         }
         JsonText parser = new JsonText(json);
         try {
@@ -144,7 +145,7 @@ final class JsonText {
     private void escape() {
         char e = next();
         switch (e) {
-            case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> { }
+            case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> {}
             case 'u' -> {
                 int code = hex4();
                 if (code == 0) {
@@ -182,6 +183,7 @@ final class JsonText {
      * {@code -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?}, then numeric's range: digits
      * before the point (from the most significant non-zero digit) and after it, exponent applied.
      */
+    @SuppressWarnings("IntLongMath") // a difference of two string positions: no int overflow
     private void number() {
         int start = pos;
         if (peek() == '-') {
@@ -314,7 +316,7 @@ final class JsonText {
     }
 
     private IllegalArgumentException error(String problem) {
-        return new IllegalArgumentException("payload is not valid JSON (as PostgreSQL reads jsonb): " + problem + " at offset "
-                + Math.min(pos, text.length()));
+        return new IllegalArgumentException("payload is not valid JSON (as PostgreSQL reads jsonb): " + problem
+                + " at offset " + Math.min(pos, text.length()));
     }
 }

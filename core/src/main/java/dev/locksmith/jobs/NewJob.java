@@ -3,6 +3,7 @@ package dev.locksmith.jobs;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A job to enqueue; immutable, validated when built, so a bad job fails before anything is
@@ -32,8 +33,15 @@ import java.util.Optional;
  * @param uniqueKey while a job with this key is pending or running in the same queue, enqueueing
  *     another is a no-op that returns the existing job's id
  */
-public record NewJob(String queue, String kind, String payload, int priority, Duration delay, int maxAttempts,
-        int shard, Optional<String> uniqueKey) {
+public record NewJob(
+        String queue,
+        String kind,
+        String payload,
+        int priority,
+        Duration delay,
+        int maxAttempts,
+        int shard,
+        Optional<String> uniqueKey) {
 
     /** Highest priority (claimed first). */
     public static final int MIN_PRIORITY = 0;
@@ -51,14 +59,30 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
     /** Longest delay: 3,650 days. */
     public static final Duration MAX_DELAY = Duration.ofDays(3650);
 
+    /**
+     * Validates every field; see the record's description.
+     *
+     * @param queue queue name, 1 to 128 characters, not blank
+     * @param kind kind of work, 1 to 128 characters, not blank
+     * @param payload JSON text PostgreSQL accepts as {@code jsonb}, at most
+     *     {@link #MAX_PAYLOAD_BYTES} bytes of UTF-8
+     * @param priority {@link #MIN_PRIORITY} to {@link #MAX_PRIORITY}
+     * @param delay zero to {@link #MAX_DELAY}
+     * @param maxAttempts at least 1
+     * @param shard zero or more
+     * @param uniqueKey empty, or 1 to 256 characters, not blank
+     * @throws IllegalArgumentException naming the invalid field (for the payload, also the
+     *     problem and its offset)
+     * @throws NullPointerException when a field is null
+     */
     public NewJob {
         requireName("queue", queue, 128);
         requireName("kind", kind, 128);
         Objects.requireNonNull(payload, "payload");
         JsonText.requireValid("payload", payload, MAX_PAYLOAD_BYTES);
         if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
-            throw new IllegalArgumentException("priority must be between " + MIN_PRIORITY + " and " + MAX_PRIORITY
-                    + ", was " + priority);
+            throw new IllegalArgumentException(
+                    "priority must be between " + MIN_PRIORITY + " and " + MAX_PRIORITY + ", was " + priority);
         }
         Objects.requireNonNull(delay, "delay");
         if (delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
@@ -74,12 +98,27 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
         uniqueKey.ifPresent(key -> requireName("uniqueKey", key, 256));
     }
 
-    /** A job of {@code kind} on {@code queue} with every other field at its default. */
+    /**
+     * A job of {@code kind} on {@code queue} with every other field at its default: payload
+     * {@code {}}, priority {@value #DEFAULT_PRIORITY}, no delay, {@value #DEFAULT_MAX_ATTEMPTS}
+     * attempts, shard 0, no unique key.
+     *
+     * @param queue queue name, 1 to 128 characters, not blank
+     * @param kind kind of work, 1 to 128 characters, not blank
+     * @return the job
+     * @throws IllegalArgumentException for an invalid queue or kind
+     */
     public static NewJob of(String queue, String kind) {
         return builder(queue, kind).build();
     }
 
-    /** A builder with every optional field at its default. */
+    /**
+     * A builder with every optional field at its default (see {@link #of(String, String)}).
+     *
+     * @param queue queue name, 1 to 128 characters, not blank (checked by {@link Builder#build()})
+     * @param kind kind of work, 1 to 128 characters, not blank (checked by {@link Builder#build()})
+     * @return a new builder
+     */
     public static Builder builder(String queue, String kind) {
         return new Builder(queue, kind);
     }
@@ -90,8 +129,8 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
             throw new IllegalArgumentException(what + " must not be blank");
         }
         if (value.length() > maxLength) {
-            throw new IllegalArgumentException(what + " must be at most " + maxLength + " characters, was "
-                    + value.length());
+            throw new IllegalArgumentException(
+                    what + " must be at most " + maxLength + " characters, was " + value.length());
         }
     }
 
@@ -104,52 +143,94 @@ public record NewJob(String queue, String kind, String payload, int priority, Du
         private Duration delay = Duration.ZERO;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private int shard;
-        private String uniqueKey;
+        private @Nullable String uniqueKey;
 
         private Builder(String queue, String kind) {
             this.queue = queue;
             this.kind = kind;
         }
 
-        /** JSON payload text. */
+        /**
+         * The payload; default {@code {}}.
+         *
+         * @param json JSON text PostgreSQL accepts as {@code jsonb}, at most
+         *     {@link #MAX_PAYLOAD_BYTES} bytes of UTF-8 (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder payload(String json) {
             this.payload = json;
             return this;
         }
 
-        /** {@link #MIN_PRIORITY} (first) to {@link #MAX_PRIORITY}. */
+        /**
+         * The priority; default {@value #DEFAULT_PRIORITY}. Lower numbers are claimed first; among
+         * equal priorities, the earlier {@code run_at}, then the lower id.
+         *
+         * @param priority {@link #MIN_PRIORITY} (first) to {@link #MAX_PRIORITY} (checked by
+         *     {@link #build()})
+         * @return this builder
+         */
         public Builder priority(int priority) {
             this.priority = priority;
             return this;
         }
 
-        /** Not claimable until this long after the enqueueing statement (database clock). */
+        /**
+         * Not claimable until this long after the enqueueing statement (database clock); default
+         * zero.
+         *
+         * @param delay zero to {@link #MAX_DELAY} (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder delay(Duration delay) {
             this.delay = delay;
             return this;
         }
 
-        /** Leased-mode attempts before failing permanently. */
+        /**
+         * Attempts before the job fails permanently; default {@value #DEFAULT_MAX_ATTEMPTS}.
+         * Counted by leased claims, and by failed attempts in transactional mode.
+         *
+         * @param maxAttempts at least 1 (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder maxAttempts(int maxAttempts) {
             this.maxAttempts = maxAttempts;
             return this;
         }
 
-        /** Shard number, for deployments that split a hot queue. */
+        /**
+         * Shard number, for deployments that split a hot queue among workers
+         * ({@link Claim#onShards(java.util.Set)}); default 0.
+         *
+         * @param shard zero or more (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder shard(int shard) {
             this.shard = shard;
             return this;
         }
 
-        /** De-duplication key among live (pending or running) jobs of the queue. */
+        /**
+         * De-duplication key among live (pending or running) jobs of the queue; default none.
+         *
+         * @param uniqueKey 1 to 256 characters, not blank (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder uniqueKey(String uniqueKey) {
             this.uniqueKey = uniqueKey;
             return this;
         }
 
-        /** The job; throws if any field is invalid. */
+        /**
+         * The job.
+         *
+         * @return the validated job
+         * @throws IllegalArgumentException naming the first invalid field
+         */
         public NewJob build() {
-            return new NewJob(queue, kind, payload, priority, delay, maxAttempts, shard, Optional.ofNullable(uniqueKey));
+            return new NewJob(
+                    queue, kind, payload, priority, delay, maxAttempts, shard, Optional.ofNullable(uniqueKey));
         }
     }
 }

@@ -14,8 +14,7 @@ final class PoolSize {
 
     private static final String[] GETTERS = {"getMaximumPoolSize", "getMaxTotal", "getMaxActive"};
 
-    private PoolSize() {
-    }
+    private PoolSize() {}
 
     /**
      * Fails when {@code dataSource} is a pool known to allow fewer than {@code needed}

@@ -28,8 +28,8 @@ final class QueueNotifications {
     private final AtomicBoolean running = new AtomicBoolean();
     private final Thread thread;
 
-    QueueNotifications(DataSource dataSource, String queue, Duration retryPause, Runnable onListening,
-            Runnable onNotification) {
+    QueueNotifications(
+            DataSource dataSource, String queue, Duration retryPause, Runnable onListening, Runnable onNotification) {
         this.dataSource = dataSource;
         this.queue = queue;
         this.retryPause = retryPause;

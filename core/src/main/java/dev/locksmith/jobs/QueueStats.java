@@ -2,6 +2,7 @@ package dev.locksmith.jobs;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -13,7 +14,26 @@ import java.util.Optional;
  */
 public record QueueStats(String queue, Map<JobStatus, Long> counts, Optional<Duration> oldestDuePendingAge) {
 
-    /** Rows with {@code status}, zero if none. */
+    /**
+     * Copies the counts; nothing is null.
+     *
+     * @param queue the queue; not null
+     * @param counts rows per status, copied
+     * @param oldestDuePendingAge age of the oldest pending job that is due, if any
+     * @throws NullPointerException when an argument is null
+     */
+    public QueueStats {
+        Objects.requireNonNull(queue, "queue");
+        counts = Map.copyOf(counts);
+        Objects.requireNonNull(oldestDuePendingAge, "oldestDuePendingAge");
+    }
+
+    /**
+     * Rows with one status.
+     *
+     * @param status the status to count
+     * @return how many rows of the queue had it; zero if none
+     */
     public long count(JobStatus status) {
         return counts.getOrDefault(status, 0L);
     }

@@ -1,6 +1,9 @@
 package dev.locksmith.jobs;
 
 import dev.locksmith.PoolingMode;
+import dev.locksmith.internal.CheckedFailure;
+import dev.locksmith.internal.Savepoints;
+import dev.locksmith.internal.SchemaMapping;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,14 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
-import dev.locksmith.internal.SchemaMapping;
-import dev.locksmith.internal.CheckedFailure;
-import dev.locksmith.internal.Savepoints;
 import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Runs a {@link BatchJobHandler} in transactional mode: each of N threads repeatedly opens a
@@ -64,39 +63,74 @@ public final class TransactionalWorker implements AutoCloseable {
     private final AtomicLong processed = new AtomicLong();
     private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
     private final boolean isolateEachJob;
+    private final Level handlerFailureLogLevel;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeUp = lock.newCondition();
     private long wakeGeneration;
 
     private TransactionalWorker(Builder b) {
-        this.dataSource = b.dataSource;
-        this.dsl = dev.locksmith.TableSchema.using(DSL.using(b.dataSource, SQLDialect.POSTGRES), b.schema);
-        this.queue = new JobQueue(dsl, b.queueConfig.withNotifyOnEnqueue(false));
+        this.dataSource = b.connections.dataSource();
+        this.dsl = dev.locksmith.TableSchema.using(b.connections.dsl(), b.schema);
+        this.queue = new JobQueue(
+                dsl, b.queueConfig.toBuilder().notifyOnEnqueue(false).build());
         this.isolateEachJob = b.isolateEachJob;
+        this.handlerFailureLogLevel = b.handlerFailureLogLevel;
         this.claim = new Claim(b.queue, b.batchSize, b.shards);
         this.handler = b.handler;
         this.pollInterval = b.pollInterval;
         this.listen = b.listen;
-        this.notifications = new QueueNotifications(b.dataSource, b.queue, b.pollInterval, () -> { }, this::wakeAll);
+        this.notifications =
+                new QueueNotifications(b.connections.dataSource(), b.queue, b.pollInterval, () -> {}, this::wakeAll);
         for (int i = 0; i < b.threads; i++) {
             Thread t = new Thread(this::loop, "locksmith-" + b.queue + "-tx-" + i);
             t.setDaemon(true);
-            t.setUncaughtExceptionHandler((thread, e) ->
-                    LOG.error("worker thread {} of queue {} died", thread.getName(), claim.queue(), e));
+            t.setUncaughtExceptionHandler(
+                    (thread, e) -> LOG.error("worker thread {} of queue {} died", thread.getName(), claim.queue(), e));
             threads.add(t);
         }
     }
 
-    /** A builder for a worker on {@code queue} running {@code handler}. */
+    /**
+     * A builder for a worker on {@code queue} running {@code handler}.
+     *
+     * @param dataSource where each thread's connection (and the LISTEN connection) comes from;
+     *     must allow {@code threads + 1} connections
+     * @param queue the queue to work, 1 to 128 characters, not blank
+     * @param handler the work for each batch, called on the worker's threads
+     * @return a builder with the defaults: 4 threads, batches of 10, 1 s poll, LISTEN on
+     * @throws IllegalArgumentException for an invalid queue name
+     */
     public static Builder builder(DataSource dataSource, String queue, BatchJobHandler handler) {
-        return new Builder(dataSource, queue, handler);
+        return new Builder(WorkerConnections.of(dataSource), queue, handler);
+    }
+
+    /**
+     * A builder for a worker whose transactions run on {@code dsl}: the worker derives its own
+     * context from your jOOQ configuration, so your {@code Settings}, {@code ExecuteListener}s
+     * and transaction provider (Spring's, for instance) apply to its claims, completions and the
+     * handler's transaction. The connections it holds (one per thread while a transaction runs,
+     * and one for {@code LISTEN}) come from the data source behind the context's
+     * {@code DataSourceConnectionProvider}.
+     *
+     * @param dsl your context; its connection provider must be a
+     *     {@link org.jooq.impl.DataSourceConnectionProvider}
+     * @param queue the queue to work, 1 to 128 characters, not blank
+     * @param handler the work, called on the worker's threads
+     * @return a builder with the same defaults as {@link #builder(DataSource, String, BatchJobHandler)}
+     * @throws IllegalArgumentException for an invalid queue name, or a context whose connections
+     *     do not come from a data source
+     */
+    public static Builder builder(DSLContext dsl, String queue, BatchJobHandler handler) {
+        return new Builder(WorkerConnections.of(dsl), queue, handler);
     }
 
     /**
      * Starts the threads; returns at once.
      *
+     * @return this worker, running
      * @throws IllegalStateException when the data source's pool is known to allow fewer than
-     *     {@code threads + 1} connections ({@code threads} without LISTEN)
+     *     {@code threads + 1} connections ({@code threads} without LISTEN), or when it was
+     *     started before
      */
     public TransactionalWorker start() {
         PoolSize.require(dataSource, threads.size() + (listen ? 1 : 0), "transactional worker", threads.size(), listen);
@@ -110,7 +144,7 @@ public final class TransactionalWorker implements AutoCloseable {
         return this;
     }
 
-    /** Jobs whose batch committed so far, failed attempts written back included. */
+    /** {@return jobs whose batch committed so far, failed attempts written back included} */
     public long processed() {
         return processed.get();
     }
@@ -119,6 +153,8 @@ public final class TransactionalWorker implements AutoCloseable {
      * Threads running their loop now: the configured count while the worker runs, fewer only if
      * a thread died of a failure outside the handler (logged at ERROR); zero after
      * {@link #close()}.
+     *
+     * @return how many of the worker's threads are in their loop
      */
     public int liveThreads() {
         return live.get();
@@ -154,8 +190,12 @@ public final class TransactionalWorker implements AutoCloseable {
                     dsl.transaction(c -> batch.run(c.dsl(), isolating));
                     isolate = isolateEachJob || batch.failures > 0;
                 } catch (Throwable e) {
-                    LOG.warn("batch of {} jobs on queue {} rolled back, its jobs are back in the queue{}",
-                            batch.claimed, claim.queue(), isolate ? "" : "; isolating jobs from now on", e);
+                    LOG.warn(
+                            "batch of {} jobs on queue {} rolled back, its jobs are back in the queue{}",
+                            batch.claimed,
+                            claim.queue(),
+                            isolate ? "" : "; isolating jobs from now on",
+                            e);
                     isolate = true;
                     batch.claimed = 0;
                 }
@@ -185,6 +225,8 @@ public final class TransactionalWorker implements AutoCloseable {
                 return;
             }
             for (Job job : jobs) {
+                int attempt = job.attempts() + 1;
+                JobLogging.Scope mdc = JobLogging.mdc(job, attempt);
                 try {
                     Savepoints.unit(tx, () -> {
                         try {
@@ -199,15 +241,10 @@ public final class TransactionalWorker implements AutoCloseable {
                 } catch (RuntimeException | Error e) {
                     Throwable cause = e instanceof CheckedFailure wrapped ? wrapped.checked() : e;
                     failures++;
-                    FailResult result = queue.requeueFailed(tx, job, JobWorker.describe(cause));
-                    if (result.outcome() == FailResult.Outcome.FAILED) {
-                        LOG.error("job {} ({}) of queue {} failed for good after {} attempts", job.id(), job.kind(),
-                                job.queue(), job.attempts() + 1, cause);
-                    } else {
-                        LOG.warn("job {} ({}) of queue {} failed, attempt {} of {}; retrying at {}", job.id(),
-                                job.kind(), job.queue(), job.attempts() + 1, job.maxAttempts(),
-                                result.retryAt().orElse(null), cause);
-                    }
+                    FailResult result = queue.requeueFailed(tx, job, JobLogging.describe(cause));
+                    JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, attempt, cause, result);
+                } finally {
+                    mdc.close();
                 }
             }
         }
@@ -240,7 +277,7 @@ public final class TransactionalWorker implements AutoCloseable {
 
     /** Builds a {@link TransactionalWorker}; settings are validated when set. */
     public static final class Builder {
-        private final DataSource dataSource;
+        private final WorkerConnections connections;
         private final String queue;
         private final BatchJobHandler handler;
         private int threads = 4;
@@ -252,36 +289,64 @@ public final class TransactionalWorker implements AutoCloseable {
         private Set<Integer> shards = Set.of();
         private boolean isolateEachJob;
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
+        private Level handlerFailureLogLevel = Level.WARN;
 
-        private Builder(DataSource dataSource, String queue, BatchJobHandler handler) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        private Builder(WorkerConnections connections, String queue, BatchJobHandler handler) {
+            this.connections = connections;
             NewJob.requireName("queue", queue, 128);
             this.queue = queue;
             this.handler = Objects.requireNonNull(handler, "handler");
         }
 
-        /** Threads, each with its own transaction; 1 to 1,000, default 4. */
+        /**
+         * Threads, each with its own transaction and connection; default 4.
+         *
+         * @param threads 1 to 1,000
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
         public Builder threads(int threads) {
             this.threads = JobQueue.requireThreads(threads);
             return this;
         }
 
-        /** Jobs claimed per transaction; 1 to {@link Claim#MAX_LIMIT}, default 10. */
+        /**
+         * Jobs claimed per transaction; default 10. Larger batches save round trips but hold
+         * their rows (and the handler's locks) longer, and a failing batch rolls back more work.
+         *
+         * @param batchSize 1 to {@value Claim#MAX_LIMIT}
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
         public Builder batchSize(int batchSize) {
             if (batchSize < 1 || batchSize > Claim.MAX_LIMIT) {
-                throw new IllegalArgumentException("batchSize must be between 1 and " + Claim.MAX_LIMIT + ", was " + batchSize);
+                throw new IllegalArgumentException(
+                        "batchSize must be between 1 and " + Claim.MAX_LIMIT + ", was " + batchSize);
             }
             this.batchSize = batchSize;
             return this;
         }
 
-        /** Longest idle wait without a notification; default 1 s. */
+        /**
+         * Longest idle wait without a notification; default 1 s. With LISTEN off, also the
+         * longest delay before a new job is seen.
+         *
+         * @param pollInterval positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder pollInterval(Duration pollInterval) {
             this.pollInterval = JobQueue.requirePositive("pollInterval", pollInterval);
             return this;
         }
 
-        /** Use LISTEN/NOTIFY wake-up (default true). */
+        /**
+         * Use LISTEN/NOTIFY wake-up (default true): idle threads wake when a job is enqueued,
+         * at the cost of one more connection held for the worker's life.
+         *
+         * @param listen false to rely on polling alone (required behind a transaction pooler)
+         * @return this builder
+         */
         public Builder listen(boolean listen) {
             this.listen = listen;
             return this;
@@ -291,13 +356,21 @@ public final class TransactionalWorker implements AutoCloseable {
          * How the data source's connections reach the server; default {@link PoolingMode#SESSION}.
          * With {@link PoolingMode#TRANSACTION} (PgBouncer transaction pooling) LISTEN cannot
          * work, and {@link #build()} refuses unless {@code listen(false)} was set.
+         *
+         * @param poolingMode the mode of {@code dataSource}'s connections
+         * @return this builder
          */
         public Builder poolingMode(PoolingMode poolingMode) {
             this.poolingMode = Objects.requireNonNull(poolingMode, "poolingMode");
             return this;
         }
 
-        /** Claim only from these shards; default all. */
+        /**
+         * Claim only from these shards; default all.
+         *
+         * @param shards shard numbers, none negative; empty means all (checked by {@link #build()})
+         * @return this builder
+         */
         public Builder shards(Set<Integer> shards) {
             this.shards = Set.copyOf(Objects.requireNonNull(shards, "shards"));
             return this;
@@ -306,13 +379,22 @@ public final class TransactionalWorker implements AutoCloseable {
         /**
          * Hand every job to the handler alone under its own savepoint, not only after a failed
          * batch (default false). Costs two round trips per job; see the class description.
+         *
+         * @param isolateEachJob true to isolate every job of every batch
+         * @return this builder
          */
         public Builder isolateEachJob(boolean isolateEachJob) {
             this.isolateEachJob = isolateEachJob;
             return this;
         }
 
-        /** Retry backoff for failed jobs; default {@link JobQueueConfig#defaults()}. */
+        /**
+         * Retry backoff for failed jobs; default {@link JobQueueConfig#defaults()}. Its
+         * {@code notifyOnEnqueue} is ignored: the worker enqueues nothing.
+         *
+         * @param queueConfig the queue's settings
+         * @return this builder
+         */
         public Builder queueConfig(JobQueueConfig queueConfig) {
             this.queueConfig = Objects.requireNonNull(queueConfig, "queueConfig");
             return this;
@@ -321,6 +403,10 @@ public final class TransactionalWorker implements AutoCloseable {
         /**
          * The schema the locksmith tables were migrated to; default
          * {@value dev.locksmith.TableSchema#DEFAULT}. See {@link dev.locksmith.TableSchema}.
+         *
+         * @param schema a lower-case unquoted identifier
+         * @return this builder
+         * @throws IllegalArgumentException for an invalid schema name
          */
         public Builder schema(String schema) {
             this.schema = SchemaMapping.requireName(schema);
@@ -328,8 +414,23 @@ public final class TransactionalWorker implements AutoCloseable {
         }
 
         /**
+         * The level at which a failed handler is logged, with its stack trace, when the job will
+         * be retried (default {@link Level#WARN}). A job that fails for good is logged at ERROR
+         * whatever this says; a failure after the lease was lost at WARN.
+         *
+         * @param level an SLF4J level
+         * @return this builder
+         */
+        public Builder handlerFailureLogLevel(Level level) {
+            this.handlerFailureLogLevel = Objects.requireNonNull(level, "handlerFailureLogLevel");
+            return this;
+        }
+
+        /**
          * The worker, not yet started.
          *
+         * @return a new worker; call {@link TransactionalWorker#start()}
+         * @throws IllegalArgumentException for shards or other settings out of range
          * @throws IllegalStateException for LISTEN wake-ups with {@link PoolingMode#TRANSACTION}
          */
         public TransactionalWorker build() {

@@ -14,30 +14,46 @@ public interface WorkerListener {
     }
 
     /** The claimer found nothing to claim and is about to wait. */
-    default void idle() {
-    }
+    default void idle() {}
 
-    /** The claimer woke up. */
-    default void woke(Wake reason) {
-    }
+    /**
+     * The claimer woke up.
+     *
+     * @param reason what woke it
+     */
+    default void woke(Wake reason) {}
 
     /** The LISTEN connection is established (notifications can now wake the worker). */
-    default void listening() {
-    }
+    default void listening() {}
 
-    /** A job was completed. */
-    default void completed(Job job) {
-    }
+    /**
+     * A job was completed: its completion committed with the handler's writes.
+     *
+     * @param job the job as claimed
+     */
+    default void completed(Job job) {}
 
-    /** A job's handler failed; {@code result} says what happened to it. */
-    default void failed(Job job, Throwable error, FailResult result) {
-    }
+    /**
+     * A job's handler failed; its writes were rolled back and the failure recorded.
+     *
+     * @param job the job as claimed
+     * @param error what the handler threw
+     * @param result whether the job was rescheduled, failed for good, or its lease was lost
+     */
+    default void failed(Job job, Throwable error, FailResult result) {}
 
-    /** A job's lease was lost before its handler finished; its transaction was rolled back. */
-    default void leaseLost(Job job) {
-    }
+    /**
+     * A job's lease was lost before its handler finished (it expired and was rescued, or the job
+     * was cancelled); its transaction was rolled back and the job may run elsewhere.
+     *
+     * @param job the job as claimed
+     */
+    default void leaseLost(Job job) {}
 
-    /** A job was given back unfinished at shutdown. */
-    default void released(Job job) {
-    }
+    /**
+     * A job was given back unfinished at shutdown, claimable again at once.
+     *
+     * @param job the job as claimed
+     */
+    default void released(Job job) {}
 }

@@ -2,19 +2,44 @@ package dev.locksmith.pool;
 
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
 import java.time.OffsetDateTime;
+import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A pooled account as read or acquired.
  *
  * @param publicKey the account's key
- * @param lockedBy the lease holder, or null when idle
- * @param lockedAt when the current lease was taken
- * @param lockedUntil when the current lease expires (database clock)
+ * @param lockedBy the lease holder, or null when idle (never leased, released, or cleared by
+ *     {@link ChannelAccountPool#expireLeases()})
+ * @param lockedAt when the current lease was taken; null when idle
+ * @param lockedUntil when the current lease expires (database clock); null when idle
  */
-public record ChannelAccount(String publicKey, String lockedBy, OffsetDateTime lockedAt, OffsetDateTime lockedUntil) {
+public record ChannelAccount(
+        String publicKey,
+        @Nullable String lockedBy,
+        @Nullable OffsetDateTime lockedAt,
+        @Nullable OffsetDateTime lockedUntil) {
 
-    /** The lease holder, if leased (it may have expired; compare {@link #lockedUntil()}). */
+    /**
+     * The public key is always there; the lease columns are null while the account is idle.
+     *
+     * @param publicKey the account's key; not null
+     * @param lockedBy the lease holder, or null while idle
+     * @param lockedAt when the lease was taken, or null
+     * @param lockedUntil when the lease expires, or null
+     * @throws NullPointerException when the public key is null
+     */
+    public ChannelAccount {
+        Objects.requireNonNull(publicKey, "publicKey");
+    }
+
+    /**
+     * The lease holder, if leased.
+     *
+     * @return the owner of the lease; the lease may have expired since (compare
+     *     {@link #lockedUntil()} with the database clock)
+     */
     public Optional<String> holder() {
         return Optional.ofNullable(lockedBy);
     }

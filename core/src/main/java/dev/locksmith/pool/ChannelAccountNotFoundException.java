@@ -6,6 +6,7 @@ import dev.locksmith.LocksmithException;
 public final class ChannelAccountNotFoundException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
+    /** The key that was looked for. */
     private final String publicKey;
 
     ChannelAccountNotFoundException(String publicKey) {
@@ -13,7 +14,7 @@ public final class ChannelAccountNotFoundException extends LocksmithException {
         this.publicKey = publicKey;
     }
 
-    /** The key that was looked for. */
+    /** {@return the key that was looked for} */
     public String publicKey() {
         return publicKey;
     }

@@ -4,12 +4,12 @@ import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 
 import dev.locksmith.Backoff;
 import dev.locksmith.LocksmithException;
-import dev.locksmith.PgErrors;
-import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
-import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Durations;
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.internal.Sleeper;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Collection;
@@ -41,9 +41,10 @@ import org.jooq.impl.DSL;
  * <p>Thread-safe; share one instance.
  *
  * <p>The hot statements are rendered once, at construction, with the settings of the
- * {@code DSLContext} given here, and run through JDBC on the connection of the
- * {@code DSLContext} passed to each call (README, "How it works"); {@code ExecuteListener}s do
- * not see them.
+ * {@code DSLContext} given here, and run on the connection of the {@code DSLContext} passed to
+ * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
+ * straight through JDBC when the {@code DSLContext} given here says
+ * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
  */
 public final class ChannelAccountPool {
 
@@ -53,30 +54,38 @@ public final class ChannelAccountPool {
     private final SchemaMapping schema;
     private final AcquireStrategy strategy;
     private final DoubleSupplier random;
-    private final Transactions.Sleeper sleeper;
+    private final Sleeper sleeper;
     private final PoolStatements statements;
 
-    /** A pool on {@code dsl} with the constant-cost, evenly spreading {@link AcquireStrategy#RANDOM_PROBES}. */
+    /**
+     * A pool on {@code dsl} with the constant-cost, evenly spreading
+     * {@link AcquireStrategy#RANDOM_PROBES}.
+     *
+     * @param dsl whose settings (schema mapping, dialect) the statements are rendered with
+     */
     public ChannelAccountPool(DSLContext dsl) {
-        this(dsl, AcquireStrategy.RANDOM_PROBES);
-    }
-
-    /** A pool on {@code dsl} choosing accounts with {@code strategy}. */
-    public ChannelAccountPool(DSLContext dsl, AcquireStrategy strategy) {
-        this(dsl, strategy, () -> ThreadLocalRandom.current().nextDouble(),
-                Transactions.Sleeper.THREAD_SLEEP);
+        this(dsl, ChannelAccountPoolConfig.defaults());
     }
 
     /**
-     * Full control, for tests: {@code random} supplies the uniform [0, 1) values of
-     * {@link AcquireStrategy#RANDOM_PROBES} and {@link AcquireStrategy#RANDOM_START} (a seeded
-     * source makes the probes repeatable), and
-     * {@code sleeper} pauses between attempts of a bounded-wait acquire.
+     * A pool on {@code dsl} with other settings.
+     *
+     * @param dsl whose settings (schema mapping, dialect) the statements are rendered with
+     * @param config the settings
      */
-    public ChannelAccountPool(DSLContext dsl, AcquireStrategy strategy, DoubleSupplier random,
-            Transactions.Sleeper sleeper) {
+    public ChannelAccountPool(DSLContext dsl, ChannelAccountPoolConfig config) {
+        this(dsl, config, () -> ThreadLocalRandom.current().nextDouble(), Sleeper.THREAD_SLEEP);
+    }
+
+    /**
+     * For tests: {@code random} supplies the uniform [0, 1) values of
+     * {@link AcquireStrategy#RANDOM_PROBES} and {@link AcquireStrategy#RANDOM_START} (a seeded
+     * source makes the probes repeatable), and {@code sleeper} pauses between attempts of a
+     * bounded-wait acquire.
+     */
+    ChannelAccountPool(DSLContext dsl, ChannelAccountPoolConfig config, DoubleSupplier random, Sleeper sleeper) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
-        this.strategy = Objects.requireNonNull(strategy, "strategy");
+        this.strategy = Objects.requireNonNull(config, "config").strategy();
         this.random = Objects.requireNonNull(random, "random");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
         this.statements = new PoolStatements(dsl, strategy);
@@ -87,9 +96,15 @@ public final class ChannelAccountPool {
 
     /**
      * Adds accounts (idle) with one multi-row insert in the caller's transaction; keys already
-     * registered are left as they are.
+     * registered are left as they are ({@code ON CONFLICT DO NOTHING}). Takes no lock another
+     * caller waits on, except that two transactions registering the same new key wait for each
+     * other until the first ends.
      *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param publicKeys the keys, each 1 to 128 characters and not blank; duplicates count once;
+     *     empty sends nothing
      * @return how many were new
+     * @throws IllegalArgumentException for an invalid key, before anything is inserted
      */
     public int register(DSLContext tx, Collection<String> publicKeys) {
         DSLContext ctx = schema.on(tx);
@@ -97,9 +112,9 @@ public final class ChannelAccountPool {
         if (keys.isEmpty()) {
             return 0;
         }
-        return PgErrors.translating(() -> {
-            InsertValuesStep1<ChannelAccountsRecord, String> insert = ctx.insertInto(CHANNEL_ACCOUNTS,
-                    CHANNEL_ACCOUNTS.PUBLIC_KEY);
+        return Errors.translating(() -> {
+            InsertValuesStep1<ChannelAccountsRecord, String> insert =
+                    ctx.insertInto(CHANNEL_ACCOUNTS, CHANNEL_ACCOUNTS.PUBLIC_KEY);
             for (String key : keys) {
                 insert = insert.values(key);
             }
@@ -109,9 +124,15 @@ public final class ChannelAccountPool {
 
     /**
      * Removes accounts that are not under an unexpired lease, in the caller's transaction;
-     * leased ones stay (their holders still use them) and can be removed once released.
+     * leased ones stay (their holders still use them) and can be removed once released. The
+     * deleted rows are locked until the caller's transaction ends; an account another caller is
+     * acquiring at that moment is waited for.
      *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param publicKeys the keys, each 1 to 128 characters and not blank; unknown keys are
+     *     ignored; empty sends nothing
      * @return how many were removed
+     * @throws IllegalArgumentException for an invalid key, before anything is deleted
      */
     public int remove(DSLContext tx, Collection<String> publicKeys) {
         DSLContext ctx = schema.on(tx);
@@ -119,29 +140,44 @@ public final class ChannelAccountPool {
         if (keys.isEmpty()) {
             return 0;
         }
-        return PgErrors.translating(() -> ctx.deleteFrom(CHANNEL_ACCOUNTS)
+        return Errors.translating(() -> ctx.deleteFrom(CHANNEL_ACCOUNTS)
                 .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(keys))
                 .and(acquirable())
                 .execute());
     }
 
-    /** The account, if registered. Takes no lock. */
+    /**
+     * Reads an account's lease without locking it; never waits.
+     *
+     * @param tx the transaction (or auto-commit context) to read in
+     * @param publicKey the account's key
+     * @return the account with its lease as of {@code tx}'s snapshot; empty when not registered
+     */
     public Optional<ChannelAccount> find(DSLContext tx, String publicKey) {
         DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
-        return PgErrors.translating(() -> ctx.selectFrom(CHANNEL_ACCOUNTS).where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
-                .fetchOptional().map(ChannelAccount::from));
+        return Errors.translating(() -> ctx.selectFrom(CHANNEL_ACCOUNTS)
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
+                .fetchOptional()
+                .map(ChannelAccount::from));
     }
 
-    /** Counts by state, in one scan. */
+    /**
+     * Counts by state, in one scan of the table on the pool's own {@code DSLContext}; takes no
+     * lock. Meant for metrics: on a large pool, do not call it per request.
+     *
+     * @return the counts at the statement's start (database clock)
+     */
     public PoolStats stats() {
         Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
-        return PgErrors.translating(() -> {
-            var r = dsl.select(DSL.count(),
+        return Errors.translating(() -> {
+            var r = dsl.select(
+                            DSL.count(),
                             DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull()),
                             DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.ge(now)),
                             DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(now)))
-                    .from(CHANNEL_ACCOUNTS).fetchSingle();
+                    .from(CHANNEL_ACCOUNTS)
+                    .fetchSingle();
             return new PoolStats(r.value1(), r.value2(), r.value3(), r.value4());
         });
     }
@@ -155,14 +191,15 @@ public final class ChannelAccountPool {
      * @param lease how long; positive, at most {@link Durations#MAX} (100 years)
      * @param owner who holds it, 1 to 128 characters; use something unique per acquisition
      *     (a request id), because release checks it
-     * @return the leased account, or empty at once when none is idle
+     * @return the leased account, or empty at once when none is idle (rows other acquirers are
+     *     locking at that moment count as taken)
+     * @throws IllegalArgumentException for a lease out of range or an invalid owner
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner) {
         requireLease(lease);
         String holder = validOwner(owner);
-        Binds binds = statements.acquire.binds()
-                .set(PoolStatements.OWNER, holder)
-                .setInterval(PoolStatements.LEASE, lease);
+        Binds binds =
+                statements.acquire.binds().set(PoolStatements.OWNER, holder).setInterval(PoolStatements.LEASE, lease);
         if (strategy == AcquireStrategy.RANDOM_PROBES) {
             double[] probes = new double[PoolStatements.PROBE_COUNT];
             for (int i = 0; i < probes.length; i++) {
@@ -179,9 +216,15 @@ public final class ChannelAccountPool {
     /**
      * Like {@link #acquire(Duration, String)}, but when the pool is exhausted it tries again with
      * a short backoff (1 ms growing to 25 ms) until an account frees up or {@code maxWait} has
-     * passed.
+     * passed. Each try is its own auto-committed statement; between tries the calling thread
+     * sleeps, holding no connection.
      *
-     * @return the leased account, or empty once {@code maxWait} has passed without one
+     * @param lease how long; positive, at most {@link Durations#MAX} (100 years)
+     * @param owner who holds it, 1 to 128 characters; unique per acquisition
+     * @param maxWait how long to keep trying; zero or more (zero tries once)
+     * @return the leased account, or empty once {@code maxWait} has passed without one (or at
+     *     once when the thread is interrupted, with the interrupt flag kept)
+     * @throws IllegalArgumentException for a lease or wait out of range or an invalid owner
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner, Duration maxWait) {
         Durations.nonNegative("maxWait", maxWait);
@@ -207,8 +250,11 @@ public final class ChannelAccountPool {
     /**
      * Releases {@code owner}'s lease in the caller's transaction, so the account becomes idle
      * exactly when the caller's writes commit, and stays leased if they roll back. Locks the row
-     * until the caller's transaction ends.
+     * until the caller's transaction ends; a concurrent acquirer skips it meanwhile.
      *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param publicKey the account's key
+     * @param owner the owner given to {@code acquire}
      * @throws LeaseNotHeldException when {@code owner} does not hold an unexpired lease (never a
      *     silent success)
      * @throws ChannelAccountNotFoundException for an unknown key
@@ -217,9 +263,8 @@ public final class ChannelAccountPool {
         DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
         String holder = validOwner(owner);
-        int released = statements.release.execute(ctx, statements.release.binds()
-                .set(PoolStatements.KEY, key)
-                .set(PoolStatements.OWNER, holder));
+        int released = statements.release.execute(
+                ctx, statements.release.binds().set(PoolStatements.KEY, key).set(PoolStatements.OWNER, holder));
         if (released == 0) {
             throw refusal(ctx, key, holder);
         }
@@ -233,6 +278,9 @@ public final class ChannelAccountPool {
      * ({@code now()}), so an extension late in a long transaction is measured from the moment it
      * is made. Locks the row until the caller's transaction ends.
      *
+     * @param tx the caller's transaction (or an auto-commit context)
+     * @param publicKey the account's key
+     * @param owner the owner given to {@code acquire}
      * @param lease at least this much from now; positive, at most {@link Durations#MAX}
      * @return the expiry now in force (the later of the old and the asked-for one)
      * @throws LeaseNotHeldException when {@code owner} does not hold an unexpired lease
@@ -243,10 +291,14 @@ public final class ChannelAccountPool {
         String key = validKey(publicKey);
         String holder = validOwner(owner);
         requireLease(lease);
-        Optional<OffsetDateTime> extended = statements.extend.fetchOptional(ctx, statements.extend.binds()
-                .set(PoolStatements.KEY, key)
-                .set(PoolStatements.OWNER, holder)
-                .setInterval(PoolStatements.LEASE, lease),
+        Optional<OffsetDateTime> extended = statements.extend.fetchOptional(
+                ctx,
+                statements
+                        .extend
+                        .binds()
+                        .set(PoolStatements.KEY, key)
+                        .set(PoolStatements.OWNER, holder)
+                        .setInterval(PoolStatements.LEASE, lease),
                 row -> row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
         return extended.orElseThrow(() -> refusal(ctx, key, holder));
     }
@@ -258,7 +310,7 @@ public final class ChannelAccountPool {
      * @return how many leases were cleared
      */
     public int expireLeases() {
-        return PgErrors.translating(() -> dsl.update(CHANNEL_ACCOUNTS)
+        return Errors.translating(() -> dsl.update(CHANNEL_ACCOUNTS)
                 .setNull(CHANNEL_ACCOUNTS.LOCKED_BY)
                 .setNull(CHANNEL_ACCOUNTS.LOCKED_AT)
                 .setNull(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
@@ -276,8 +328,9 @@ public final class ChannelAccountPool {
 
     /** Why a release or extension matched no row: unknown key, or not the holder. */
     private static LocksmithException refusal(DSLContext tx, String key, String owner) {
-        Optional<ChannelAccountsRecord> row = PgErrors.translating(() -> tx.selectFrom(CHANNEL_ACCOUNTS)
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key)).fetchOptional());
+        Optional<ChannelAccountsRecord> row = Errors.translating(() -> tx.selectFrom(CHANNEL_ACCOUNTS)
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
+                .fetchOptional());
         if (row.isEmpty()) {
             return new ChannelAccountNotFoundException(key);
         }
@@ -291,8 +344,8 @@ public final class ChannelAccountPool {
     private static String validKey(String publicKey) {
         Objects.requireNonNull(publicKey, "publicKey");
         if (publicKey.isBlank() || publicKey.length() > 128) {
-            throw new IllegalArgumentException("publicKey must be 1 to 128 characters and not blank, was '"
-                    + publicKey + "'");
+            throw new IllegalArgumentException(
+                    "publicKey must be 1 to 128 characters and not blank, was '" + publicKey + "'");
         }
         return publicKey;
     }

@@ -1,6 +1,7 @@
 package dev.locksmith.pool;
 
 import dev.locksmith.LocksmithException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A release or extension by someone who does not hold an unexpired lease on the account: it was
@@ -11,22 +12,24 @@ import dev.locksmith.LocksmithException;
 public final class LeaseNotHeldException extends LocksmithException {
     private static final long serialVersionUID = 1L;
 
+    /** The channel account. */
     private final String publicKey;
+    /** The owner that tried. */
     private final String owner;
 
-    LeaseNotHeldException(String publicKey, String owner, String currentHolder) {
+    LeaseNotHeldException(String publicKey, String owner, @Nullable String currentHolder) {
         super(owner + " does not hold an unexpired lease on " + publicKey
                 + (currentHolder == null ? " (it is idle)" : " (held by " + currentHolder + ")"));
         this.publicKey = publicKey;
         this.owner = owner;
     }
 
-    /** The account. */
+    /** {@return the channel account's public key} */
     public String publicKey() {
         return publicKey;
     }
 
-    /** Who tried. */
+    /** {@return the owner that tried, as it passed itself} */
     public String owner() {
         return owner;
     }

@@ -18,7 +18,8 @@ import org.jooq.impl.SQLDataType;
 
 /**
  * The pool's hot statements (acquire, release, extend), written in the DSL and rendered once per
- * {@link ChannelAccountPool} (see {@link RenderedQuery} for why).
+ * {@link ChannelAccountPool} (see {@link RenderedQuery} for why). Every one returns rows (release
+ * the released key, for its count): see {@link RenderedQuery#execute}.
  */
 final class PoolStatements {
 
@@ -29,6 +30,7 @@ final class PoolStatements {
 
     /** Random slots {@link AcquireStrategy#RANDOM_PROBES} looks at before it falls back to a scan. */
     static final int PROBE_COUNT = 8;
+
     static final String KEY = "public_key";
 
     final RenderedQuery acquire;
@@ -37,34 +39,49 @@ final class PoolStatements {
 
     PoolStatements(DSLContext dsl, AcquireStrategy strategy) {
         Param<String> owner = DSL.param(OWNER, SQLDataType.VARCHAR);
-        Field<OffsetDateTime> leaseEnd = DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
+        Field<OffsetDateTime> leaseEnd =
+                DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
         Select<Record1<String>> pick = switch (strategy) {
             case RANDOM_PROBES -> randomProbes();
-            case RANDOM_START -> DSL.selectFrom(randomStartBranches().asTable("candidates")).limit(DSL.inline(1));
+            case RANDOM_START ->
+                DSL.selectFrom(randomStartBranches().asTable("candidates")).limit(DSL.inline(1));
             case ORDER_BY_RANDOM -> orderByRandom();
         };
-        acquire = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_BY, owner)
-                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
-                .returning(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.LOCKED_BY, CHANNEL_ACCOUNTS.LOCKED_AT,
-                        CHANNEL_ACCOUNTS.LOCKED_UNTIL));
-        release = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
-                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(heldBy(owner)));
+        acquire = RenderedQuery.of(
+                dsl,
+                dsl.update(CHANNEL_ACCOUNTS)
+                        .set(CHANNEL_ACCOUNTS.LOCKED_BY, owner)
+                        .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
+                        .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
+                        .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
+                        .returning(
+                                CHANNEL_ACCOUNTS.PUBLIC_KEY,
+                                CHANNEL_ACCOUNTS.LOCKED_BY,
+                                CHANNEL_ACCOUNTS.LOCKED_AT,
+                                CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+        release = RenderedQuery.of(
+                dsl,
+                dsl.update(CHANNEL_ACCOUNTS)
+                        .set(CHANNEL_ACCOUNTS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
+                        .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                        .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                        .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(heldBy(owner))
+                        .returning(CHANNEL_ACCOUNTS.PUBLIC_KEY));
         // clock_timestamp(), not now(): in a caller's long transaction now() is when it began, and
         // greatest(): an extension never shortens the lease already held.
-        extend = RenderedQuery.of(dsl, dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.greatest(CHANNEL_ACCOUNTS.LOCKED_UNTIL,
-                        clockTimestamp().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND))))
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(heldBy(owner))
-                .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+        extend = RenderedQuery.of(
+                dsl,
+                dsl.update(CHANNEL_ACCOUNTS)
+                        .set(
+                                CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                                DSL.greatest(
+                                        CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                                        clockTimestamp().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND))))
+                        .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(heldBy(owner))
+                        .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
     }
 
     /**
@@ -77,17 +94,26 @@ final class PoolStatements {
      * not a shortcut to its neighbour. Only when every probe misses does it fall back to the
      * {@link #randomStartBranches() scan from a random start}.
      */
+    @SuppressWarnings("NullAway") // probes.field("u") is not null: the alias list above declares u
     private static Select<Record1<String>> randomProbes() {
-        Table<?> probes = DSL.unnest(DSL.param(PROBES, SQLDataType.DOUBLE.array())).withOrdinality()
+        Table<?> probes = DSL.unnest(DSL.param(PROBES, SQLDataType.DOUBLE.array()))
+                .withOrdinality()
                 .as("probes", "u", "ord");
         Field<Double> u = probes.field("u", Double.class);
         Field<Long> slot = slotAt(u);
-        Table<Record1<String>> probed = DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(probes)
-                .join(CHANNEL_ACCOUNTS).on(CHANNEL_ACCOUNTS.SLOT.eq(slot))
+        Table<Record1<String>> probed = DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                .from(probes)
+                .join(CHANNEL_ACCOUNTS)
+                .on(CHANNEL_ACCOUNTS.SLOT.eq(slot))
                 .where(ChannelAccountPool.acquirable())
                 .orderBy(CHANNEL_ACCOUNTS.UPDATED_AT, probes.field("ord"))
-                .limit(DSL.inline(1)).forUpdate().of(CHANNEL_ACCOUNTS).skipLocked().asTable("probed");
-        Table<Record1<String>> candidates = DSL.selectFrom(probed).unionAll(randomStartBranches()).asTable("candidates");
+                .limit(DSL.inline(1))
+                .forUpdate()
+                .of(CHANNEL_ACCOUNTS)
+                .skipLocked()
+                .asTable("probed");
+        Table<Record1<String>> candidates =
+                DSL.selectFrom(probed).unionAll(randomStartBranches()).asTable("candidates");
         return DSL.selectFrom(candidates).limit(DSL.inline(1));
     }
 
@@ -102,13 +128,15 @@ final class PoolStatements {
     private static Select<Record1<String>> randomStartBranches() {
         var slot = CHANNEL_ACCOUNTS.SLOT;
         Field<Long> start = slotAt(DSL.param(START, SQLDataType.DOUBLE));
-        Table<Record1<String>> after = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)), slot, "after");
-        Table<Record1<String>> before = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)), slot, "before");
-        Table<Record1<String>> expired = lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()),
-                CHANNEL_ACCOUNTS.LOCKED_UNTIL, "expired");
-        return DSL.selectFrom(after)
-                .unionAll(DSL.selectFrom(before))
-                .unionAll(DSL.selectFrom(expired));
+        Table<Record1<String>> after =
+                lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)), slot, "after");
+        Table<Record1<String>> before =
+                lockOne(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)), slot, "before");
+        Table<Record1<String>> expired = lockOne(
+                CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()),
+                CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                "expired");
+        return DSL.selectFrom(after).unionAll(DSL.selectFrom(before)).unionAll(DSL.selectFrom(expired));
     }
 
     /** The slot a uniform {@code u} in [0, 1) falls on: {@code min + floor(u * (max - min + 1))}. */
@@ -124,13 +152,24 @@ final class PoolStatements {
         // Each branch is its own derived table: jOOQ would otherwise hoist the first branch's
         // FOR UPDATE onto the whole UNION, which PostgreSQL rejects. LIMIT is a literal, so that
         // a generic plan still knows it reads one row.
-        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(where)
-                .orderBy(order).limit(DSL.inline(1)).forUpdate().skipLocked().asTable(alias);
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                .from(CHANNEL_ACCOUNTS)
+                .where(where)
+                .orderBy(order)
+                .limit(DSL.inline(1))
+                .forUpdate()
+                .skipLocked()
+                .asTable(alias);
     }
 
     private static Select<Record1<String>> orderByRandom() {
-        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS).where(ChannelAccountPool.acquirable())
-                .orderBy(DSL.rand()).limit(DSL.inline(1)).forUpdate().skipLocked();
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                .from(CHANNEL_ACCOUNTS)
+                .where(ChannelAccountPool.acquirable())
+                .orderBy(DSL.rand())
+                .limit(DSL.inline(1))
+                .forUpdate()
+                .skipLocked();
     }
 
     /**
@@ -139,7 +178,9 @@ final class PoolStatements {
      * that expired since must not be released as if it were still held.
      */
     private static Condition heldBy(Param<String> owner) {
-        return CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(DSL.param(KEY, SQLDataType.VARCHAR))
+        return CHANNEL_ACCOUNTS
+                .PUBLIC_KEY
+                .eq(DSL.param(KEY, SQLDataType.VARCHAR))
                 .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
                 .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(clockTimestamp()));
     }
@@ -150,7 +191,8 @@ final class PoolStatements {
 
     /** Maps a row returned by {@link #acquire}. */
     static ChannelAccount account(ResultSet row) throws SQLException {
-        return new ChannelAccount(row.getString(CHANNEL_ACCOUNTS.PUBLIC_KEY.getName()),
+        return new ChannelAccount(
+                row.getString(CHANNEL_ACCOUNTS.PUBLIC_KEY.getName()),
                 row.getString(CHANNEL_ACCOUNTS.LOCKED_BY.getName()),
                 row.getObject(CHANNEL_ACCOUNTS.LOCKED_AT.getName(), OffsetDateTime.class),
                 row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));

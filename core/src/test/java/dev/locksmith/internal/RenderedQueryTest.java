@@ -18,9 +18,12 @@ class RenderedQueryTest {
         var start = DSL.param("start", SQLDataType.DOUBLE);
         var t = DSL.table(DSL.name("t"));
         var x = DSL.field(DSL.name("t", "x"), SQLDataType.DOUBLE);
-        RenderedQuery q = RenderedQuery.of(dsl, dsl.selectFrom(t)
-                .where(x.ge(start)).or(x.lt(start.minus(DSL.inline(1.0))))
-                .and(DSL.field(DSL.name("t", "s"), String.class).eq(DSL.param("owner", String.class))));
+        RenderedQuery q = RenderedQuery.of(
+                dsl,
+                dsl.selectFrom(t)
+                        .where(x.ge(start))
+                        .or(x.lt(start.minus(DSL.inline(1.0))))
+                        .and(DSL.field(DSL.name("t", "s"), String.class).eq(DSL.param("owner", String.class))));
         assertThat(q.placeholders()).containsExactly("start", "start", "owner");
         assertThat(q.sql()).doesNotContain(":start").contains("?");
         assertThat(q.sql().chars().filter(c -> c == '?').count()).isEqualTo(3);
@@ -38,7 +41,8 @@ class RenderedQueryTest {
 
     @Test
     void aBindValueThatIsNotANamedParameterIsRefused() {
-        assertThatThrownBy(() -> RenderedQuery.of(dsl, dsl.selectOne().where(DSL.val(1).eq(DSL.inline(2)))))
+        assertThatThrownBy(() ->
+                        RenderedQuery.of(dsl, dsl.selectOne().where(DSL.val(1).eq(DSL.inline(2)))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not a named parameter");
     }
@@ -49,13 +53,48 @@ class RenderedQueryTest {
         Binds binds = q.binds().setInterval("d", java.time.Duration.ofSeconds(90, 1_234_567));
         var sent = new String[1];
         var statement = (java.sql.PreparedStatement) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {java.sql.PreparedStatement.class}, (proxy, method, args) -> {
+                getClass().getClassLoader(),
+                new Class<?>[] {java.sql.PreparedStatement.class},
+                (proxy, method, args) -> {
                     if (method.getName().equals("setString")) {
                         sent[0] = (String) args[1];
                     }
                     return null;
                 });
-        binds.setter(0).set(statement, 1);
+        binds.set(statement, 1, 0);
         assertThat(sent[0]).isEqualTo("90001234 microseconds");
+    }
+
+    @Test
+    void theSettingsTheSqlDependsOnArePinnedSoNoUserSettingChangesIt() {
+        var t = DSL.table(DSL.name("locksmith", "t"));
+        var x = DSL.field(DSL.name("locksmith", "t", "x"), SQLDataType.BIGINT);
+        java.util.function.Function<DSLContext, RenderedQuery> render = ctx -> RenderedQuery.of(
+                ctx,
+                ctx.selectFrom(t)
+                        .where(x.eq(DSL.param("id", SQLDataType.BIGINT)))
+                        .and(x.ne(DSL.inline(0L))));
+        RenderedQuery plain = render.apply(dsl);
+        assertThat(plain.placeholders()).containsExactly("id");
+        for (org.jooq.conf.Settings settings : java.util.List.of(
+                new org.jooq.conf.Settings().withRenderNamedParamPrefix("$"),
+                new org.jooq.conf.Settings().withStatementType(org.jooq.conf.StatementType.STATIC_STATEMENT),
+                new org.jooq.conf.Settings().withParamType(org.jooq.conf.ParamType.INLINED),
+                new org.jooq.conf.Settings().withParamCastMode(org.jooq.conf.ParamCastMode.NEVER),
+                new org.jooq.conf.Settings().withRenderNameCase(org.jooq.conf.RenderNameCase.UPPER),
+                new org.jooq.conf.Settings().withRenderSchema(false))) {
+            RenderedQuery rendered = render.apply(DSL.using(SQLDialect.POSTGRES, settings));
+            assertThat(rendered.sql()).as(settings.toString()).isEqualTo(plain.sql());
+            assertThat(rendered.placeholders()).containsExactly("id");
+        }
+    }
+
+    @Test
+    void theExecutionModeIsTheConstructionContextsAndJooqByDefault() {
+        var query = dsl.selectOne().where(DSL.param("a", SQLDataType.INTEGER).eq(DSL.inline(1)));
+        assertThat(RenderedQuery.of(dsl, query).mode()).isEqualTo(dev.locksmith.ExecutionMode.JOOQ);
+        assertThat(RenderedQuery.of(dev.locksmith.ExecutionMode.using(dsl, dev.locksmith.ExecutionMode.RAW_JDBC), query)
+                        .mode())
+                .isEqualTo(dev.locksmith.ExecutionMode.RAW_JDBC);
     }
 }

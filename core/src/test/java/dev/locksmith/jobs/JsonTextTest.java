@@ -9,12 +9,16 @@ import org.junit.jupiter.api.Test;
 class JsonTextTest {
 
     private static void valid(String json) {
-        assertThatCode(() -> JsonText.requireValid("payload", json, 1 << 20)).as(json).doesNotThrowAnyException();
+        assertThatCode(() -> JsonText.requireValid("payload", json, 1 << 20))
+                .as(json)
+                .doesNotThrowAnyException();
     }
 
     private static void invalid(String json, String problem) {
-        assertThatThrownBy(() -> JsonText.requireValid("payload", json, 1 << 20)).as(json)
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(problem);
+        assertThatThrownBy(() -> JsonText.requireValid("payload", json, 1 << 20))
+                .as(json)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(problem);
     }
 
     @Test

@@ -63,7 +63,8 @@ class BoundedWaitModesTest extends DatabaseTest {
     }
 
     private Object lockRow(DSLContext tx, LockWait wait) {
-        return wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetch();
+        return wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate())
+                .fetch();
     }
 
     /** The calls under test, each given the DSLContext to run on. */
@@ -98,7 +99,8 @@ class BoundedWaitModesTest extends DatabaseTest {
                         .isInstanceOf(LockNotAvailableException.class);
             }
             assertThatThrownBy(() -> locks.lockSession(KEY, BOUNDED)).isInstanceOf(LockNotAvailableException.class);
-            assertThatThrownBy(() -> locks.lockSessionShared(KEY, BOUNDED)).isInstanceOf(LockNotAvailableException.class);
+            assertThatThrownBy(() -> locks.lockSessionShared(KEY, BOUNDED))
+                    .isInstanceOf(LockNotAvailableException.class);
         }
     }
 
@@ -106,11 +108,14 @@ class BoundedWaitModesTest extends DatabaseTest {
     void inAutoCommitModeABoundedWaitIsRefusedNotSilentlyUnbounded() {
         for (DSLContext autoCommit : List.of(dsl, singleAutoCommit)) {
             for (Consumer<DSLContext> call : rowLockCalls(BOUNDED)) {
-                assertThatThrownBy(() -> call.accept(autoCommit)).isInstanceOf(IllegalStateException.class)
-                        .hasMessageContaining("open transaction").hasMessageContaining("auto-commit");
+                assertThatThrownBy(() -> call.accept(autoCommit))
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("open transaction")
+                        .hasMessageContaining("auto-commit");
             }
             for (Consumer<DSLContext> call : advisoryCalls(BOUNDED)) {
-                assertThatThrownBy(() -> call.accept(autoCommit)).isInstanceOf(IllegalStateException.class)
+                assertThatThrownBy(() -> call.accept(autoCommit))
+                        .isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("auto-commit");
             }
         }
@@ -121,12 +126,14 @@ class BoundedWaitModesTest extends DatabaseTest {
     void inAutoCommitModeRowLocksAndGuardsAreRefusedForEveryKindOfWait() {
         for (LockWait wait : List.of(LockWait.forever(), LockWait.noWait(), LockWait.skipLocked())) {
             List<Consumer<DSLContext>> calls = rowLockCalls(wait);
-            for (Consumer<DSLContext> call : calls.subList(1, calls.size())) {   // all but LockWait.run itself
-                assertThatThrownBy(() -> call.accept(singleAutoCommit)).isInstanceOf(IllegalStateException.class)
+            for (Consumer<DSLContext> call : calls.subList(1, calls.size())) { // all but LockWait.run itself
+                assertThatThrownBy(() -> call.accept(singleAutoCommit))
+                        .isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("auto-commit");
             }
             // LockWait.run adds no setting for these kinds, so it runs the statement as it is
-            assertThat(wait.run(singleAutoCommit, () -> lockRow(singleAutoCommit, wait))).isNotNull();
+            assertThat(wait.run(singleAutoCommit, () -> lockRow(singleAutoCommit, wait)))
+                    .isNotNull();
         }
     }
 

@@ -22,12 +22,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.DSLContext;
 import org.jooq.ExecuteContext;
 import org.jooq.ExecuteListener;
-import org.jooq.impl.DefaultExecuteListenerProvider;
-import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jooq.impl.DefaultExecuteListenerProvider;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -89,10 +89,11 @@ class CommitOutcomeTest extends DatabaseTest {
         Transactions once = new Transactions(viaProxy, RetryPolicy.noRetry());
 
         assertThatThrownBy(() -> once.run(c -> {
-            c.dsl().execute("INSERT INTO ledger VALUES (2)");
-            proxy.cutAtNextCommit(CuttingProxy.Cut.BEFORE_COMMIT);
-            return null;
-        })).isExactlyInstanceOf(ConnectionTerminatedException.class);
+                    c.dsl().execute("INSERT INTO ledger VALUES (2)");
+                    proxy.cutAtNextCommit(CuttingProxy.Cut.BEFORE_COMMIT);
+                    return null;
+                }))
+                .isExactlyInstanceOf(ConnectionTerminatedException.class);
 
         assertThat(proxy.cuts()).isEqualTo(cutsBefore + 1);
         assertThat(recorded(2)).isFalse();
@@ -100,22 +101,28 @@ class CommitOutcomeTest extends DatabaseTest {
 
     @Test
     void anOutcomeThatCannotBeEstablishedIsReportedAsUnknownWithTheTransactionId() {
-        Transactions tx = new Transactions(viaProxy, RetryPolicy.defaults()).withCommitResolution(Duration.ofMillis(500));
+        Transactions tx = new Transactions(
+                viaProxy,
+                RetryPolicy.builder().commitResolution(Duration.ofMillis(500)).build());
         AtomicInteger attempts = new AtomicInteger();
 
-        CommitOutcomeUnknownException unknown = catchThrowableOfType(() -> tx.run(c -> {
-            attempts.incrementAndGet();
-            c.dsl().execute("INSERT INTO ledger VALUES (3)");
-            proxy.cutAtNextCommit(CuttingProxy.Cut.AFTER_COMMIT);
-            proxy.refuseNew(); // and no new connection gets through to ask
-            return null;
-        }), CommitOutcomeUnknownException.class);
+        CommitOutcomeUnknownException unknown = catchThrowableOfType(
+                () -> tx.run(c -> {
+                    attempts.incrementAndGet();
+                    c.dsl().execute("INSERT INTO ledger VALUES (3)");
+                    proxy.cutAtNextCommit(CuttingProxy.Cut.AFTER_COMMIT);
+                    proxy.refuseNew(); // and no new connection gets through to ask
+                    return null;
+                }),
+                CommitOutcomeUnknownException.class);
 
         assertThat(unknown).isNotNull();
         assertThat(attempts).as("never retried").hasValue(1);
         assertThat(unknown.transactionId()).isPresent();
         // the id it reports answers the question once the server can be asked
-        String status = dsl.fetchValue("SELECT pg_xact_status(?::xid8)", String.valueOf(unknown.transactionId().getAsLong()))
+        String status = dsl.fetchValue(
+                        "SELECT pg_xact_status(?::xid8)",
+                        String.valueOf(unknown.transactionId().getAsLong()))
                 .toString();
         assertThat(status).isEqualTo("committed");
         assertThat(recorded(3)).isTrue();
@@ -123,15 +130,21 @@ class CommitOutcomeTest extends DatabaseTest {
 
     @Test
     void withResolutionOffAFailedCommitIsAlwaysUnknown() {
-        Transactions tx = new Transactions(viaProxy, RetryPolicy.noRetry()).withCommitResolution(Duration.ZERO);
+        Transactions tx = new Transactions(
+                viaProxy,
+                RetryPolicy.noRetry().toBuilder()
+                        .commitResolution(Duration.ZERO)
+                        .build());
 
         assertThatThrownBy(() -> tx.run(c -> {
-            c.dsl().execute("INSERT INTO ledger VALUES (4)");
-            proxy.cutAtNextCommit(CuttingProxy.Cut.AFTER_COMMIT);
-            return null;
-        })).isInstanceOf(CommitOutcomeUnknownException.class);
-        assertThatThrownBy(() -> tx.withCommitResolution(Duration.ofMillis(-1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
+                    c.dsl().execute("INSERT INTO ledger VALUES (4)");
+                    proxy.cutAtNextCommit(CuttingProxy.Cut.AFTER_COMMIT);
+                    return null;
+                }))
+                .isInstanceOf(CommitOutcomeUnknownException.class);
+        assertThatThrownBy(() -> RetryPolicy.builder().commitResolution(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("commitResolution");
     }
 
     @Test
@@ -140,11 +153,13 @@ class CommitOutcomeTest extends DatabaseTest {
         IOException thrown = new IOException("disk full");
         AtomicInteger attempts = new AtomicInteger();
 
-        IOException caught = catchThrowableOfType(() -> tx.run(c -> {
-            attempts.incrementAndGet();
-            c.dsl().execute("INSERT INTO ledger VALUES (5)");
-            throw thrown;
-        }), IOException.class);
+        IOException caught = catchThrowableOfType(
+                () -> tx.run(c -> {
+                    attempts.incrementAndGet();
+                    c.dsl().execute("INSERT INTO ledger VALUES (5)");
+                    throw thrown;
+                }),
+                IOException.class);
 
         assertThat(caught).isSameAs(thrown);
         assertThat(attempts).hasValue(1);
@@ -156,8 +171,11 @@ class CommitOutcomeTest extends DatabaseTest {
         Transactions tx = new Transactions(dsl, RetryPolicy.noRetry());
 
         assertThatThrownBy(() -> tx.run(c -> {
-            throw new SQLException("raw JDBC failed", "22012");
-        })).isInstanceOf(DatabaseException.class).extracting("sqlState").isEqualTo("22012");
+                    throw new SQLException("raw JDBC failed", "22012");
+                }))
+                .isInstanceOf(DatabaseException.class)
+                .extracting("sqlState")
+                .isEqualTo("22012");
     }
 
     @Test
@@ -165,7 +183,8 @@ class CommitOutcomeTest extends DatabaseTest {
         Accounts accounts = new Accounts(viaProxy);
         Account from = accounts.open(dsl, new BigDecimal("100.00"));
         Account to = accounts.open(dsl, new BigDecimal("0.00"));
-        TransferRequest request = TransferRequest.of(from.id(), to.id(), new BigDecimal("30.00"), TransferStrategy.ATOMIC_GUARD)
+        TransferRequest request = TransferRequest.of(
+                        from.id(), to.id(), new BigDecimal("30.00"), TransferStrategy.ATOMIC_GUARD)
                 .withTransferId("order-1");
 
         // the commit applies, the connection dies before the answer: resolved as committed
@@ -184,7 +203,8 @@ class CommitOutcomeTest extends DatabaseTest {
 
     @Test
     void afterAnUnknownOutcomeRetryingTheSameTransferIdAppliesItExactlyOnce() {
-        Accounts accounts = new Accounts(viaProxy).withCommitResolution(Duration.ZERO);
+        Accounts accounts = new Accounts(
+                viaProxy, RetryPolicy.builder().commitResolution(Duration.ZERO).build());
         Account from = accounts.open(dsl, new BigDecimal("100.00"));
         Account to = accounts.open(dsl, new BigDecimal("0.00"));
         for (TransferStrategy strategy : TransferStrategy.values()) {
@@ -193,7 +213,8 @@ class CommitOutcomeTest extends DatabaseTest {
             proxy.cutAtNextCommit(CuttingProxy.Cut.AFTER_COMMIT);
             assertThatThrownBy(() -> accounts.transfer(request)).isInstanceOf(CommitOutcomeUnknownException.class);
 
-            assertThat(accounts.transfer(request).status()).as(strategy.name())
+            assertThat(accounts.transfer(request).status())
+                    .as(strategy.name())
                     .isEqualTo(TransferResult.Status.ALREADY_TRANSFERRED);
         }
         assertThat(accounts.get(dsl, from.id()).balance()).isEqualByComparingTo("60.00");
@@ -203,20 +224,24 @@ class CommitOutcomeTest extends DatabaseTest {
     @Test
     void transfersReturnTheirTransactionIdWithTheirFirstStatementInsteadOfAnExtraRoundTrip() {
         List<String> statements = new CopyOnWriteArrayList<>();
-        DSLContext recorded = DSL.using(dsl.configuration().derive(new DefaultExecuteListenerProvider(new ExecuteListener() {
-            @Override
-            public void executeStart(ExecuteContext ctx) {
-                statements.add(ctx.sql());
-            }
-        })));
+        DSLContext recorded =
+                DSL.using(dsl.configuration().derive(new DefaultExecuteListenerProvider(new ExecuteListener() {
+                    @Override
+                    public void executeStart(ExecuteContext ctx) {
+                        statements.add(ctx.sql());
+                    }
+                })));
         Accounts accounts = new Accounts(recorded);
         Account a = accounts.open(dsl, new BigDecimal("100.00"));
         Account b = accounts.open(dsl, new BigDecimal("0.00"));
         for (TransferStrategy strategy : TransferStrategy.values()) {
-            assertThat(accounts.transfer(a.id(), b.id(), BigDecimal.ONE, strategy).transferred()).isTrue();
+            assertThat(accounts.transfer(a.id(), b.id(), BigDecimal.ONE, strategy)
+                            .transferred())
+                    .isTrue();
         }
-        assertThat(statements).as("no separate look-up of the transaction id").noneMatch(
-                sql -> sql.contains("pg_current_xact_id_if_assigned"));
+        assertThat(statements)
+                .as("no separate look-up of the transaction id")
+                .noneMatch(sql -> sql.contains("pg_current_xact_id_if_assigned"));
 
         // a body of the caller's own statements gets the look-up
         new Transactions(recorded, RetryPolicy.noRetry()).run(c -> c.dsl().execute("INSERT INTO ledger VALUES (6)"));
@@ -232,11 +257,12 @@ class CommitOutcomeTest extends DatabaseTest {
         // the auto-committed debit on another connection reports its (committed) transaction id;
         // this transaction's COMMIT never reaches the server: it must not be reported committed
         assertThatThrownBy(() -> once.run(c -> {
-            direct.debit(dsl, account.id(), BigDecimal.ONE);
-            c.dsl().execute("INSERT INTO ledger VALUES (7)");
-            proxy.cutAtNextCommit(CuttingProxy.Cut.BEFORE_COMMIT);
-            return null;
-        })).isExactlyInstanceOf(ConnectionTerminatedException.class);
+                    direct.debit(dsl, account.id(), BigDecimal.ONE);
+                    c.dsl().execute("INSERT INTO ledger VALUES (7)");
+                    proxy.cutAtNextCommit(CuttingProxy.Cut.BEFORE_COMMIT);
+                    return null;
+                }))
+                .isExactlyInstanceOf(ConnectionTerminatedException.class);
         assertThat(recorded(7)).isFalse();
     }
 
@@ -249,18 +275,23 @@ class CommitOutcomeTest extends DatabaseTest {
                 .withTransferId("reused");
         assertThat(accounts.transfer(first).status()).isEqualTo(TransferResult.Status.TRANSFERRED);
 
-        assertThatThrownBy(() -> accounts.transfer(TransferRequest.of(a.id(), b.id(), new BigDecimal("6.00"),
-                TransferStrategy.PESSIMISTIC).withTransferId("reused")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reused");
+        assertThatThrownBy(() -> accounts.transfer(
+                        TransferRequest.of(a.id(), b.id(), new BigDecimal("6.00"), TransferStrategy.PESSIMISTIC)
+                                .withTransferId("reused")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("reused");
         assertThat(accounts.get(dsl, a.id()).balance()).isEqualByComparingTo("95.00");
 
         // insufficient funds records nothing: the same id can succeed later
-        TransferRequest tooMuch = TransferRequest.of(a.id(), b.id(), new BigDecimal("500.00"), TransferStrategy.ATOMIC_GUARD)
+        TransferRequest tooMuch = TransferRequest.of(
+                        a.id(), b.id(), new BigDecimal("500.00"), TransferStrategy.ATOMIC_GUARD)
                 .withTransferId("later");
         assertThat(accounts.transfer(tooMuch).status()).isEqualTo(TransferResult.Status.INSUFFICIENT_FUNDS);
         accounts.credit(dsl, a.id(), new BigDecimal("500.00"));
         assertThat(accounts.transfer(tooMuch).status()).isEqualTo(TransferResult.Status.TRANSFERRED);
         assertThatThrownBy(() -> TransferRequest.of(a.id(), b.id(), BigDecimal.ONE, TransferStrategy.ATOMIC_GUARD)
-                .withTransferId(" ")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("transferId");
+                        .withTransferId(" "))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("transferId");
     }
 }

@@ -19,8 +19,7 @@ public final class Concurrently {
         T run(int thread) throws Exception;
     }
 
-    private Concurrently() {
-    }
+    private Concurrently() {}
 
     /**
      * The failure to report when threads fail: the first that is not merely a consequence of
@@ -28,7 +27,10 @@ public final class Concurrently {
      * so that the thread which really failed is never hidden behind its neighbours.
      */
     static Exception rootFailure(List<Exception> failures) {
-        Exception root = failures.stream().filter(f -> !causedByBrokenBarrier(f)).findFirst().orElse(failures.get(0));
+        Exception root = failures.stream()
+                .filter(f -> !causedByBrokenBarrier(f))
+                .findFirst()
+                .orElse(failures.get(0));
         for (Exception other : failures) {
             if (other != root) {
                 root.addSuppressed(other);

@@ -27,7 +27,11 @@ import java.util.regex.Pattern;
 public final class CuttingProxy implements AutoCloseable {
 
     /** Where the next COMMIT is cut. */
-    public enum Cut { NONE, BEFORE_COMMIT, AFTER_COMMIT }
+    public enum Cut {
+        NONE,
+        BEFORE_COMMIT,
+        AFTER_COMMIT
+    }
 
     private static final Pattern URL = Pattern.compile("jdbc:postgresql://([^/:?]+)(?::(\\d+))?/([^?]*)(?:\\?(.*))?");
     private static final byte[] COMMIT = "COMMIT".getBytes(StandardCharsets.US_ASCII);
@@ -61,7 +65,8 @@ public final class CuttingProxy implements AutoCloseable {
     /** The URL to connect through the proxy. */
     public String jdbcUrl() {
         String extra = parameters.isEmpty() ? "" : "&" + parameters.replaceAll("^&", "");
-        return "jdbc:postgresql://127.0.0.1:" + listener.getLocalPort() + "/" + database + "?sslmode=disable&prepareThreshold=0" + extra;
+        return "jdbc:postgresql://127.0.0.1:" + listener.getLocalPort() + "/" + database
+                + "?sslmode=disable&prepareThreshold=0" + extra;
     }
 
     /**
@@ -147,36 +152,39 @@ public final class CuttingProxy implements AutoCloseable {
         }
 
         private void pump(String name, Socket from, Socket to, boolean upstream) {
-            Thread t = new Thread(() -> {
-                byte[] buffer = new byte[65536];
-                try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                    int n;
-                    while ((n = in.read(buffer)) > 0) {
-                        if (upstream && armed != Cut.NONE && contains(buffer, n, COMMIT)) {
-                            Cut cut = armed;
-                            armed = Cut.NONE;
-                            if (cut == Cut.BEFORE_COMMIT) {
-                                cuts++;
-                                close();
-                                return;
+            Thread t = new Thread(
+                    () -> {
+                        byte[] buffer = new byte[65536];
+                        try (InputStream in = from.getInputStream();
+                                OutputStream out = to.getOutputStream()) {
+                            int n;
+                            while ((n = in.read(buffer)) > 0) {
+                                if (upstream && armed != Cut.NONE && contains(buffer, n, COMMIT)) {
+                                    Cut cut = armed;
+                                    armed = Cut.NONE;
+                                    if (cut == Cut.BEFORE_COMMIT) {
+                                        cuts++;
+                                        close();
+                                        return;
+                                    }
+                                    commitForwarded = true;
+                                }
+                                if (!upstream && commitForwarded) {
+                                    // the server answered the COMMIT: it is done; the client never learns it
+                                    cuts++;
+                                    close();
+                                    return;
+                                }
+                                out.write(buffer, 0, n);
+                                out.flush();
                             }
-                            commitForwarded = true;
-                        }
-                        if (!upstream && commitForwarded) {
-                            // the server answered the COMMIT: it is done; the client never learns it
-                            cuts++;
+                        } catch (IOException e) {
+                            // either side closed
+                        } finally {
                             close();
-                            return;
                         }
-                        out.write(buffer, 0, n);
-                        out.flush();
-                    }
-                } catch (IOException e) {
-                    // either side closed
-                } finally {
-                    close();
-                }
-            }, "cutting-proxy-" + name);
+                    },
+                    "cutting-proxy-" + name);
             t.setDaemon(true);
             t.start();
         }

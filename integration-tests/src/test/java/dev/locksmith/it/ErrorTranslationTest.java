@@ -11,13 +11,14 @@ import dev.locksmith.Isolation;
 import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.LocksmithException;
-import dev.locksmith.PgErrors;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.SerializationFailureException;
 import dev.locksmith.StatementTimeoutException;
 import dev.locksmith.TransactionAbortedException;
 import dev.locksmith.Transactions;
+import dev.locksmith.TransientLocksmithException;
 import dev.locksmith.UniqueViolationException;
+import dev.locksmith.internal.Errors;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.time.Duration;
@@ -38,8 +39,16 @@ class ErrorTranslationTest extends DatabaseTest {
 
     @BeforeEach
     void twoAccounts() {
-        a = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, new BigDecimal("100.00")).returning().fetchSingle().getId();
-        b = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, new BigDecimal("100.00")).returning().fetchSingle().getId();
+        a = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, new BigDecimal("100.00"))
+                .returning()
+                .fetchSingle()
+                .getId();
+        b = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, new BigDecimal("100.00"))
+                .returning()
+                .fetchSingle()
+                .getId();
     }
 
     private static void lockRow(DSLContext tx, long id) {
@@ -62,21 +71,27 @@ class ErrorTranslationTest extends DatabaseTest {
     @Test
     void oppositeLockOrderDeadlocksAndOneSideGets40P01() throws Exception {
         CyclicBarrier bothHoldTheirFirstRow = new CyclicBarrier(2);
-        List<LocksmithException> outcomes = Concurrently.run(2, 60, thread -> failureOf(tx -> {
-            // A short deadlock_timeout makes the detector run sooner; superuser-only, transaction-scoped.
-            tx.select(DSL.field("set_config('deadlock_timeout', '100ms', true)")).fetch();
-            long first = thread == 0 ? a : b;
-            long second = thread == 0 ? b : a;
-            lockRow(tx, first);
-            await(bothHoldTheirFirstRow);
-            lockRow(tx, second);
-        }));
+        List<LocksmithException> outcomes = Concurrently.run(
+                2,
+                60,
+                thread -> failureOf(tx -> {
+                    // A short deadlock_timeout makes the detector run sooner; superuser-only, transaction-scoped.
+                    tx.select(DSL.field("set_config('deadlock_timeout', '100ms', true)"))
+                            .fetch();
+                    long first = thread == 0 ? a : b;
+                    long second = thread == 0 ? b : a;
+                    lockRow(tx, first);
+                    await(bothHoldTheirFirstRow);
+                    lockRow(tx, second);
+                }));
 
-        assertThat(outcomes).filteredOn(e -> e != null).singleElement()
+        assertThat(outcomes)
+                .filteredOn(e -> e != null)
+                .singleElement()
                 .isInstanceOfSatisfying(DeadlockException.class, e -> {
                     assertThat(e.sqlState()).isEqualTo("40P01");
                     assertThat(e.getCause()).isNotNull();
-                    assertThat(e.isTransient()).isTrue();
+                    assertThat(e).isInstanceOf(TransientLocksmithException.class);
                 });
         assertThat(outcomes).containsOnlyOnce((LocksmithException) null);
     }
@@ -84,8 +99,14 @@ class ErrorTranslationTest extends DatabaseTest {
     @Test
     void noWaitOnAHeldRowFailsWith55P03() throws Exception {
         try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a))) {
-            LocksmithException failure = failureOf(tx -> LockWait.noWait().run(tx, () ->
-                    LockWait.noWait().applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(a)).forUpdate()).fetch()));
+            LocksmithException failure = failureOf(tx -> LockWait.noWait()
+                    .run(
+                            tx,
+                            () -> LockWait.noWait()
+                                    .applyTo(tx.selectFrom(ACCOUNTS)
+                                            .where(ACCOUNTS.ID.eq(a))
+                                            .forUpdate())
+                                    .fetch()));
             assertThat(failure).isInstanceOf(LockNotAvailableException.class);
             assertThat(failure.sqlState()).isEqualTo("55P03");
         }
@@ -95,10 +116,13 @@ class ErrorTranslationTest extends DatabaseTest {
     void expiringLockTimeoutFailsWith55P03() throws Exception {
         try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a))) {
             LockWait wait = LockWait.upTo(Duration.ofMillis(100));
-            LocksmithException failure = failureOf(tx -> wait.run(tx, () ->
-                    wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(a)).forUpdate()).fetch()));
-            assertThat(failure).isInstanceOf(LockNotAvailableException.class)
-                    .hasMessageContaining("lock timeout");
+            LocksmithException failure = failureOf(tx -> wait.run(
+                    tx,
+                    () -> wait.applyTo(tx.selectFrom(ACCOUNTS)
+                                    .where(ACCOUNTS.ID.eq(a))
+                                    .forUpdate())
+                            .fetch()));
+            assertThat(failure).isInstanceOf(LockNotAvailableException.class).hasMessageContaining("lock timeout");
         }
     }
 
@@ -109,12 +133,17 @@ class ErrorTranslationTest extends DatabaseTest {
             try {
                 new Transactions(dsl, RetryPolicy.noRetry()).run(Isolation.SERIALIZABLE, c -> {
                     DSLContext tx = c.dsl();
-                    BigDecimal total = tx.select(DSL.sum(ACCOUNTS.BALANCE)).from(ACCOUNTS)
-                            .where(ACCOUNTS.ID.in(a, b)).fetchSingle().value1();
+                    BigDecimal total = tx.select(DSL.sum(ACCOUNTS.BALANCE))
+                            .from(ACCOUNTS)
+                            .where(ACCOUNTS.ID.in(a, b))
+                            .fetchSingle()
+                            .value1();
                     await(bothRead);
                     // each withdraws the whole total from a different row: fine alone, not together
-                    tx.update(ACCOUNTS).set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(total.subtract(new BigDecimal("100.00"))))
-                            .where(ACCOUNTS.ID.eq(thread == 0 ? a : b)).execute();
+                    tx.update(ACCOUNTS)
+                            .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(total.subtract(new BigDecimal("100.00"))))
+                            .where(ACCOUNTS.ID.eq(thread == 0 ? a : b))
+                            .execute();
                     return null;
                 });
                 return null;
@@ -122,24 +151,32 @@ class ErrorTranslationTest extends DatabaseTest {
                 return e;
             }
         });
-        assertThat(outcomes).filteredOn(e -> e != null).singleElement()
-                .isInstanceOfSatisfying(SerializationFailureException.class,
+        assertThat(outcomes)
+                .filteredOn(e -> e != null)
+                .singleElement()
+                .isInstanceOfSatisfying(
+                        SerializationFailureException.class,
                         e -> assertThat(e.sqlState()).isEqualTo("40001"));
     }
 
     @Test
     void duplicateLiveUniqueKeyFailsWith23505NamingTheIndex() {
         dsl.insertInto(JOBS).set(JOBS.KIND, "k").set(JOBS.UNIQUE_KEY, "dup").execute();
-        LocksmithException failure = failureOf(tx ->
-                tx.insertInto(JOBS).set(JOBS.KIND, "k").set(JOBS.UNIQUE_KEY, "dup").execute());
-        assertThat(failure).isInstanceOfSatisfying(UniqueViolationException.class,
-                e -> assertThat(e.constraint()).isEqualTo("jobs_unique_key_live_idx"));
+        LocksmithException failure = failureOf(tx -> tx.insertInto(JOBS)
+                .set(JOBS.KIND, "k")
+                .set(JOBS.UNIQUE_KEY, "dup")
+                .execute());
+        assertThat(failure)
+                .isInstanceOfSatisfying(
+                        UniqueViolationException.class,
+                        e -> assertThat(e.constraint()).isEqualTo("jobs_unique_key_live_idx"));
     }
 
     @Test
     void statementTimeoutFailsWith57014() {
         LocksmithException failure = failureOf(tx -> {
-            tx.select(DSL.field("set_config('statement_timeout', '50ms', true)")).fetch();
+            tx.select(DSL.field("set_config('statement_timeout', '50ms', true)"))
+                    .fetch();
             tx.select(DSL.field("pg_sleep(5)")).fetch();
         });
         assertThat(failure).isInstanceOf(StatementTimeoutException.class);
@@ -164,11 +201,18 @@ class ErrorTranslationTest extends DatabaseTest {
     void terminatedBackendFailsWith57P01() throws Exception {
         try (Connection victim = pool.getConnection()) {
             DSLContext victimDsl = DSL.using(victim, SQLDialect.POSTGRES);
-            int pid = victimDsl.select(DSL.field("pg_backend_pid()", Integer.class)).fetchSingle().value1();
-            assertThat(dsl.select(DSL.field("pg_terminate_backend(?)", Boolean.class, pid)).fetchSingle().value1())
+            int pid = victimDsl
+                    .select(DSL.field("pg_backend_pid()", Integer.class))
+                    .fetchSingle()
+                    .value1();
+            assertThat(dsl.select(DSL.field("pg_terminate_backend(?)", Boolean.class, pid))
+                            .fetchSingle()
+                            .value1())
                     .isTrue();
-            assertThatThrownBy(() -> PgErrors.translating(() -> victimDsl.selectOne().fetch()))
-                    .isInstanceOfSatisfying(ConnectionTerminatedException.class,
+            assertThatThrownBy(
+                            () -> Errors.translating(() -> victimDsl.selectOne().fetch()))
+                    .isInstanceOfSatisfying(
+                            ConnectionTerminatedException.class,
                             e -> assertThat(e.sqlState()).isIn("57P01", "08006", "08003"));
         }
     }

@@ -24,7 +24,9 @@ public final class HeldTransaction implements AutoCloseable {
             try {
                 dsl.transaction(configuration -> {
                     DSLContext tx = configuration.dsl();
-                    backendPid = tx.select(DSL.field("pg_backend_pid()", Integer.class)).fetchSingle().value1();
+                    backendPid = tx.select(DSL.field("pg_backend_pid()", Integer.class))
+                            .fetchSingle()
+                            .value1();
                     work.accept(tx);
                     started.countDown();
                     if (!finish.await(60, TimeUnit.SECONDS)) {

@@ -29,12 +29,18 @@ class LockWaitScopeTest extends DatabaseTest {
     }
 
     private int pid(DSLContext ctx) {
-        return ctx.select(DSL.field("pg_backend_pid()", Integer.class)).fetchSingle().value1();
+        return ctx.select(DSL.field("pg_backend_pid()", Integer.class))
+                .fetchSingle()
+                .value1();
     }
 
     @Test
     void boundedWaitIsScopedToItsStatementAndTransaction() {
-        long id = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, BigDecimal.ONE).returning().fetchSingle().getId();
+        long id = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, BigDecimal.ONE)
+                .returning()
+                .fetchSingle()
+                .getId();
         String serverDefault = lockTimeout(dsl);
         int pidBefore = pid(dsl);
         LockWait wait = LockWait.upTo(Duration.ofMillis(250));
@@ -43,7 +49,8 @@ class LockWaitScopeTest extends DatabaseTest {
         dsl.transaction(c -> {
             DSLContext tx = c.dsl();
             seen[0] = wait.run(tx, () -> {
-                wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetch();
+                wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate())
+                        .fetch();
                 return lockTimeout(tx);
             });
             seen[1] = lockTimeout(tx);
@@ -57,16 +64,29 @@ class LockWaitScopeTest extends DatabaseTest {
 
     @Test
     void failedBoundedWaitLeavesTheServerDefaultOnThePooledConnection() throws Exception {
-        long id = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, BigDecimal.ONE).returning().fetchSingle().getId();
+        long id = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, BigDecimal.ONE)
+                .returning()
+                .fetchSingle()
+                .getId();
         String serverDefault = lockTimeout(dsl);
         LockWait wait = LockWait.upTo(Duration.ofMillis(50));
         // the holder needs its own connection: this class's pool has only one
         DSLContext other = DSL.using(database.dataSource(), org.jooq.SQLDialect.POSTGRES);
         int pooledPid = pid(dsl);
-        try (HeldTransaction holder = HeldTransaction.start(other,
-                tx -> tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate().fetch())) {
-            assertThatThrownBy(() -> dsl.transaction(c -> wait.run(c.dsl(), () ->
-                    wait.applyTo(c.dsl().selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetch())))
+        try (HeldTransaction holder = HeldTransaction.start(
+                other,
+                tx -> tx.selectFrom(ACCOUNTS)
+                        .where(ACCOUNTS.ID.eq(id))
+                        .forUpdate()
+                        .fetch())) {
+            assertThatThrownBy(() -> dsl.transaction(c -> wait.run(
+                            c.dsl(),
+                            () -> wait.applyTo(c.dsl()
+                                            .selectFrom(ACCOUNTS)
+                                            .where(ACCOUNTS.ID.eq(id))
+                                            .forUpdate())
+                                    .fetch())))
                     .isInstanceOf(LockNotAvailableException.class);
         }
         assertThat(pid(dsl)).isEqualTo(pooledPid);

@@ -14,6 +14,7 @@ import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
+import dev.locksmith.advisory.AdvisoryLocksConfig;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
@@ -93,7 +94,9 @@ class PgBouncerTest extends DatabaseTest {
     @Test
     void concurrentTransfersConserveMoney() throws Exception {
         Accounts accounts = new Accounts(viaBouncer);
-        List<Long> ids = IntStream.range(0, 6).mapToObj(i -> accounts.open(new BigDecimal("100.00")).id()).toList();
+        List<Long> ids = IntStream.range(0, 6)
+                .mapToObj(i -> accounts.open(new BigDecimal("100.00")).id())
+                .toList();
         Concurrently.run(THREADS, 120, thread -> {
             SplittableRandom random = new SplittableRandom(thread);
             // the two that never give up under contention (the others may exhaust their retries)
@@ -116,14 +119,16 @@ class PgBouncerTest extends DatabaseTest {
     @Test
     void theChannelAccountPoolNeverHandsOneAccountToTwoCallers() throws Exception {
         ChannelAccountPool channel = new ChannelAccountPool(viaBouncer);
-        channel.register(viaBouncer, IntStream.range(0, 12).mapToObj(i -> "B" + i).toList());
+        channel.register(
+                viaBouncer, IntStream.range(0, 12).mapToObj(i -> "B" + i).toList());
         Map<String, String> holders = new ConcurrentHashMap<>();
         AtomicInteger doubleHolds = new AtomicInteger();
         AtomicInteger cycles = new AtomicInteger();
         Concurrently.run(THREADS, 120, thread -> {
             for (int i = 0; i < ROUNDS; i++) {
                 String owner = thread + "-" + i;
-                ChannelAccount account = channel.acquire(Duration.ofMinutes(1), owner, Duration.ofSeconds(30)).orElseThrow();
+                ChannelAccount account = channel.acquire(Duration.ofMinutes(1), owner, Duration.ofSeconds(30))
+                        .orElseThrow();
                 if (holders.putIfAbsent(account.publicKey(), owner) != null) {
                     doubleHolds.incrementAndGet();
                 }
@@ -140,7 +145,11 @@ class PgBouncerTest extends DatabaseTest {
 
     @Test
     void aTransactionScopedAdvisoryLockExcludesAcrossPooledSessions() throws Exception {
-        AdvisoryLocks locks = new AdvisoryLocks(bouncer, PoolingMode.TRANSACTION);
+        AdvisoryLocks locks = new AdvisoryLocks(
+                bouncer,
+                AdvisoryLocksConfig.builder()
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .build());
         AdvisoryKey key = AdvisoryKey.of("pgbouncer", "counter");
         long id = new Accounts(viaBouncer).open(BigDecimal.ZERO).id();
         Concurrently.run(THREADS, 120, thread -> {
@@ -148,9 +157,16 @@ class PgBouncerTest extends DatabaseTest {
                 viaBouncer.transaction(c -> {
                     locks.lock(c.dsl(), key, LockWait.upTo(Duration.ofSeconds(30)));
                     // read, then write in a second statement: only the lock keeps increments from being lost
-                    BigDecimal read = c.dsl().select(ACCOUNTS.BALANCE).from(ACCOUNTS).where(ACCOUNTS.ID.eq(id))
-                            .fetchSingle().value1();
-                    c.dsl().update(ACCOUNTS).set(ACCOUNTS.BALANCE, read.add(BigDecimal.ONE)).where(ACCOUNTS.ID.eq(id))
+                    BigDecimal read = c.dsl()
+                            .select(ACCOUNTS.BALANCE)
+                            .from(ACCOUNTS)
+                            .where(ACCOUNTS.ID.eq(id))
+                            .fetchSingle()
+                            .value1();
+                    c.dsl()
+                            .update(ACCOUNTS)
+                            .set(ACCOUNTS.BALANCE, read.add(BigDecimal.ONE))
+                            .where(ACCOUNTS.ID.eq(id))
                             .execute();
                 });
             }
@@ -164,10 +180,11 @@ class PgBouncerTest extends DatabaseTest {
         Accounts accounts = new Accounts(viaBouncer);
         long id = accounts.open(BigDecimal.ONE).id();
         String serverDefault = dsl.fetchValue("SHOW lock_timeout").toString();
-        try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> accounts.lockForUpdate(tx, id, LockWait.forever()))) {
+        try (HeldTransaction holder =
+                HeldTransaction.start(dsl, tx -> accounts.lockForUpdate(tx, id, LockWait.forever()))) {
             for (int i = 0; i < THREADS; i++) {
-                assertThatThrownBy(() -> viaBouncer.transaction(c ->
-                        accounts.lockForUpdate(c.dsl(), id, LockWait.upTo(Duration.ofMillis(100)))))
+                assertThatThrownBy(() -> viaBouncer.transaction(
+                                c -> accounts.lockForUpdate(c.dsl(), id, LockWait.upTo(Duration.ofMillis(100)))))
                         .isInstanceOf(LockNotAvailableException.class);
             }
             holder.rollback();
@@ -179,10 +196,18 @@ class PgBouncerTest extends DatabaseTest {
 
     @Test
     void sessionScopedFeaturesDeclaredTransactionModeRefuse() {
-        AdvisoryLocks locks = new AdvisoryLocks(bouncer, PoolingMode.TRANSACTION);
+        AdvisoryLocks locks = new AdvisoryLocks(
+                bouncer,
+                AdvisoryLocksConfig.builder()
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .build());
         assertThatThrownBy(() -> locks.lockSession(AdvisoryKey.of("pgbouncer", "s"), LockWait.forever()))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PoolingMode.TRANSACTION");
-        assertThatThrownBy(() -> JobWorker.builder(bouncer, "q", (job, tx) -> { }).poolingMode(PoolingMode.TRANSACTION)
-                .build()).isInstanceOf(IllegalStateException.class).hasMessageContaining("LISTEN");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("PoolingMode.TRANSACTION");
+        assertThatThrownBy(() -> JobWorker.builder(bouncer, "q", (job, tx) -> {})
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("LISTEN");
     }
 }

@@ -7,6 +7,7 @@ import dev.locksmith.LockWait;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
+import dev.locksmith.advisory.AdvisoryLocksConfig;
 import dev.locksmith.advisory.SessionLock;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.TransactionalWorker;
@@ -23,11 +24,18 @@ class PoolingModeTest extends DatabaseTest {
 
     @Test
     void sessionAdvisoryLocksRefuseInTransactionModeAndTransactionLocksWork() {
-        AdvisoryLocks locks = new AdvisoryLocks(pool, PoolingMode.TRANSACTION);
-        assertThatThrownBy(() -> locks.lockSession(KEY, LockWait.forever())).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("session advisory lock").hasMessageContaining("PoolingMode.TRANSACTION")
+        AdvisoryLocks locks = new AdvisoryLocks(
+                pool,
+                AdvisoryLocksConfig.builder()
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .build());
+        assertThatThrownBy(() -> locks.lockSession(KEY, LockWait.forever()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("session advisory lock")
+                .hasMessageContaining("PoolingMode.TRANSACTION")
                 .hasMessageContaining("lock(tx");
-        assertThatThrownBy(() -> locks.lockSessionShared(KEY, LockWait.forever())).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> locks.lockSessionShared(KEY, LockWait.forever()))
+                .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> locks.tryLockSession(KEY)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> locks.tryLockSessionShared(KEY)).isInstanceOf(IllegalStateException.class);
         assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isZero();
@@ -37,25 +45,39 @@ class PoolingModeTest extends DatabaseTest {
             return locks.tryLockShared(c.dsl(), KEY);
         });
         assertThat(sharedToo).isTrue();
-        try (SessionLock session = new AdvisoryLocks(pool, PoolingMode.SESSION).lockSession(KEY, LockWait.forever())) {
+        try (SessionLock session = new AdvisoryLocks(
+                        pool,
+                        AdvisoryLocksConfig.builder()
+                                .poolingMode(PoolingMode.SESSION)
+                                .build())
+                .lockSession(KEY, LockWait.forever())) {
             assertThat(session.key()).isEqualTo(KEY);
         }
     }
 
     @Test
     void aWorkerRefusesListenInTransactionModeAndBuildsWithPolling() {
-        assertThatThrownBy(() -> JobWorker.builder(pool, "q", (job, tx) -> { })
-                .poolingMode(PoolingMode.TRANSACTION).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("LISTEN")
+        assertThatThrownBy(() -> JobWorker.builder(pool, "q", (job, tx) -> {})
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("LISTEN")
                 .hasMessageContaining("listen(false)");
-        try (JobWorker polling = JobWorker.builder(pool, "q", (job, tx) -> { })
-                .poolingMode(PoolingMode.TRANSACTION).listen(false).build()) {
+        try (JobWorker polling = JobWorker.builder(pool, "q", (job, tx) -> {})
+                .poolingMode(PoolingMode.TRANSACTION)
+                .listen(false)
+                .build()) {
             assertThat(polling).isNotNull();
         }
-        assertThatThrownBy(() -> TransactionalWorker.builder(pool, "q", (jobs, tx) -> { })
-                .poolingMode(PoolingMode.TRANSACTION).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("LISTEN");
-        assertThat(TransactionalWorker.builder(pool, "q", (jobs, tx) -> { })
-                .poolingMode(PoolingMode.TRANSACTION).listen(false).build()).isNotNull();
+        assertThatThrownBy(() -> TransactionalWorker.builder(pool, "q", (jobs, tx) -> {})
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("LISTEN");
+        assertThat(TransactionalWorker.builder(pool, "q", (jobs, tx) -> {})
+                        .poolingMode(PoolingMode.TRANSACTION)
+                        .listen(false)
+                        .build())
+                .isNotNull();
     }
 }

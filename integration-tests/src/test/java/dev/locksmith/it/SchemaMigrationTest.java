@@ -38,10 +38,14 @@ class SchemaMigrationTest {
     }
 
     private List<String> locksmithTables() {
-        return dsl.fetchValues(
-                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'locksmith' "
-                        + "AND table_name::text = ANY(?) ORDER BY 1",
-                (Object) TABLES.toArray(String[]::new)).stream().map(String::valueOf).toList();
+        return dsl
+                .fetchValues(
+                        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'locksmith' "
+                                + "AND table_name::text = ANY(?) ORDER BY 1",
+                        (Object) TABLES.toArray(String[]::new))
+                .stream()
+                .map(String::valueOf)
+                .toList();
     }
 
     /** Every column of the locksmith schema with its type and default: the shape to compare. */
@@ -55,15 +59,29 @@ class SchemaMigrationTest {
     @Test
     void appliesToAnEmptyDatabaseAndAgainIsANoOp() {
         List<AppliedChangeSet> first = LocksmithSchema.migrate(database.dataSource());
-        assertThat(first).extracting(AppliedChangeSet::id).containsExactly(
-                "queue-000-schema", "queue-001-move-jobs-from-0.1", "queue-002-jobs", "queue-003-jobs-autovacuum",
-                "queue-004-jobs-lease-id",
-                "pool-000-schema", "pool-001-move-channel_accounts-from-0.1", "pool-002-channel-accounts",
-                "pool-003-channel-accounts-slot", "pool-004-channel_accounts-autovacuum",
-                "accounts-000-schema", "accounts-001-move-accounts-from-0.1", "accounts-002-accounts",
-                "accounts-003-account-transfers",
-                "audit-000-schema", "audit-001-move-lock_wait_event-from-0.1", "audit-002-move-deadlock_event-from-0.1",
-                "audit-003-lock-wait-event", "audit-004-deadlock-event", "audit-005-retention-index");
+        assertThat(first)
+                .extracting(AppliedChangeSet::id)
+                .containsExactly(
+                        "queue-000-schema",
+                        "queue-001-move-jobs-from-0.1",
+                        "queue-002-jobs",
+                        "queue-003-jobs-autovacuum",
+                        "queue-004-jobs-lease-id",
+                        "pool-000-schema",
+                        "pool-001-move-channel_accounts-from-0.1",
+                        "pool-002-channel-accounts",
+                        "pool-003-channel-accounts-slot",
+                        "pool-004-channel_accounts-autovacuum",
+                        "accounts-000-schema",
+                        "accounts-001-move-accounts-from-0.1",
+                        "accounts-002-accounts",
+                        "accounts-003-account-transfers",
+                        "audit-000-schema",
+                        "audit-001-move-lock_wait_event-from-0.1",
+                        "audit-002-move-deadlock_event-from-0.1",
+                        "audit-003-lock-wait-event",
+                        "audit-004-deadlock-event",
+                        "audit-005-retention-index");
         assertThat(first).allSatisfy(c -> assertThat(c.file()).startsWith("locksmith/"));
         assertThat(locksmithTables()).containsExactlyInAnyOrderElementsOf(TABLES);
         List<String> shape = schemaShape();
@@ -95,7 +113,9 @@ class SchemaMigrationTest {
         List<List<AppliedChangeSet>> applied = Concurrently.run(2, 120, thread -> LocksmithSchema.migrate(ds));
 
         assertThat(applied.get(0).size() + applied.get(1).size()).isEqualTo(CHANGE_SETS);
-        assertThat(LocksmithSchema.appliedChangeSets(ds)).extracting(AppliedChangeSet::id).doesNotHaveDuplicates()
+        assertThat(LocksmithSchema.appliedChangeSets(ds))
+                .extracting(AppliedChangeSet::id)
+                .doesNotHaveDuplicates()
                 .hasSize(CHANGE_SETS);
         assertThat(locksmithTables()).containsExactlyInAnyOrderElementsOf(TABLES);
     }

@@ -68,14 +68,16 @@ class SchemaPlacementTest {
     }
 
     private List<String> tablesIn(String schema) {
-        return dsl.fetchValues("SELECT tablename::text FROM pg_tables WHERE schemaname = ? ORDER BY 1", schema)
-                .stream().map(String::valueOf).toList();
+        return dsl.fetchValues("SELECT tablename::text FROM pg_tables WHERE schemaname = ? ORDER BY 1", schema).stream()
+                .map(String::valueOf)
+                .toList();
     }
 
     /** Every row of the user's own tables, as text, to compare before and after. */
     private List<String> usersRows() {
         return dsl.fetch("SELECT 'jobs:' || j::text FROM public.jobs j UNION ALL "
-                + "SELECT 'accounts:' || a::text FROM public.accounts a ORDER BY 1").getValues(0, String.class);
+                        + "SELECT 'accounts:' || a::text FROM public.accounts a ORDER BY 1")
+                .getValues(0, String.class);
     }
 
     @Test
@@ -87,8 +89,14 @@ class SchemaPlacementTest {
         List<String> before = usersRows();
 
         LocksmithSchema.migrate(pool, "billing_locks", EnumSet.allOf(SchemaModule.class));
-        assertThat(tablesIn("billing_locks")).containsExactlyInAnyOrder("jobs", "accounts", "account_transfers",
-                "channel_accounts", "lock_wait_event", "deadlock_event");
+        assertThat(tablesIn("billing_locks"))
+                .containsExactlyInAnyOrder(
+                        "jobs",
+                        "accounts",
+                        "account_transfers",
+                        "channel_accounts",
+                        "lock_wait_event",
+                        "deadlock_event");
 
         DSLContext mapped = TableSchema.using(dsl, "billing_locks");
         JobQueue queue = new JobQueue(mapped);
@@ -98,13 +106,16 @@ class SchemaPlacementTest {
         Boolean completed = dsl.transactionResult(c -> queue.complete(c.dsl(), leased));
         assertThat(completed).isTrue();
         queue.enqueue(mapped, NewJob.of("q", "k"));
-        dsl.transaction(c -> assertThat(queue.claimInTransaction(c.dsl(), "q", 5)).hasSize(1));
+        dsl.transaction(
+                c -> assertThat(queue.claimInTransaction(c.dsl(), "q", 5)).hasSize(1));
 
         Accounts accounts = new Accounts(mapped);
         Account a = accounts.open(new BigDecimal("10.00"));
         Account b = accounts.open(dsl, new BigDecimal("0.00"));
         for (TransferStrategy strategy : TransferStrategy.values()) {
-            assertThat(accounts.transfer(a.id(), b.id(), new BigDecimal("1.00"), strategy).transferred()).isTrue();
+            assertThat(accounts.transfer(a.id(), b.id(), new BigDecimal("1.00"), strategy)
+                            .transferred())
+                    .isTrue();
         }
         assertThat(accounts.get(dsl, b.id()).balance()).isEqualByComparingTo("4.00");
 
@@ -115,13 +126,20 @@ class SchemaPlacementTest {
 
         CountDownLatch handled = new CountDownLatch(1);
         queue.enqueue(dsl, NewJob.of("worked", "k"));
-        try (JobWorker worker = JobWorker.builder(pool, "worked", (job, tx) -> handled.countDown()).threads(1)
-                .schema("billing_locks").listen(false).pollInterval(Duration.ofMillis(50)).build().start()) {
+        try (JobWorker worker = JobWorker.builder(pool, "worked", (job, tx) -> handled.countDown())
+                .threads(1)
+                .schema("billing_locks")
+                .listen(false)
+                .pollInterval(Duration.ofMillis(50))
+                .build()
+                .start()) {
             assertThat(handled.await(30, TimeUnit.SECONDS)).isTrue();
         }
 
-        assertThat(dsl.fetchValue("SELECT count(*) FROM billing_locks.accounts", Long.class)).isEqualTo(2L);
-        assertThat(dsl.fetchValue("SELECT count(*) FROM billing_locks.channel_accounts", Long.class)).isEqualTo(2L);
+        assertThat(dsl.fetchValue("SELECT count(*) FROM billing_locks.accounts", Long.class))
+                .isEqualTo(2L);
+        assertThat(dsl.fetchValue("SELECT count(*) FROM billing_locks.channel_accounts", Long.class))
+                .isEqualTo(2L);
         assertThat(usersRows()).isEqualTo(before);
         assertThat(tablesIn("public")).containsOnly("jobs", "accounts", "databasechangelog", "databasechangeloglock");
     }
@@ -135,16 +153,22 @@ class SchemaPlacementTest {
         JobQueue queue = new JobQueue(dsl);
         CountDownLatch handled = new CountDownLatch(1);
         queue.enqueue(dsl, NewJob.of("alone", "k"));
-        try (JobWorker worker = JobWorker.builder(pool, "alone", (job, tx) -> handled.countDown()).threads(1)
-                .listen(false).pollInterval(Duration.ofMillis(50)).build().start()) {
+        try (JobWorker worker = JobWorker.builder(pool, "alone", (job, tx) -> handled.countDown())
+                .threads(1)
+                .listen(false)
+                .pollInterval(Duration.ofMillis(50))
+                .build()
+                .start()) {
             assertThat(handled.await(30, TimeUnit.SECONDS)).isTrue();
         }
 
         Accounts accounts = new Accounts(dsl);
-        assertThatThrownBy(() -> accounts.open(BigDecimal.ONE)).isInstanceOfSatisfying(SchemaNotAppliedException.class,
-                e -> {
+        assertThatThrownBy(() -> accounts.open(BigDecimal.ONE))
+                .isInstanceOfSatisfying(SchemaNotAppliedException.class, e -> {
                     assertThat(e.module()).isEqualTo("ACCOUNTS");
-                    assertThat(e).hasMessageContaining("locksmith.accounts").hasMessageContaining("SchemaModule.ACCOUNTS");
+                    assertThat(e)
+                            .hasMessageContaining("locksmith.accounts")
+                            .hasMessageContaining("SchemaModule.ACCOUNTS");
                 });
         // and adding a module later works
         LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.ACCOUNTS));
@@ -164,8 +188,10 @@ class SchemaPlacementTest {
         assertThat(tablesIn("shared")).containsExactly("deadlock_event");
 
         // a subset of modules is checked as a whole too: the queue module is not applied either
-        assertThatThrownBy(() -> LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE, SchemaModule.AUDIT)))
-                .isInstanceOf(SchemaMigrationException.class).hasMessageContaining("deadlock_event");
+        assertThatThrownBy(() ->
+                        LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE, SchemaModule.AUDIT)))
+                .isInstanceOf(SchemaMigrationException.class)
+                .hasMessageContaining("deadlock_event");
         assertThat(tablesIn("shared")).containsExactly("deadlock_event");
     }
 
@@ -177,11 +203,13 @@ class SchemaPlacementTest {
         dsl.execute("CREATE TABLE locksmith.unrelated (x int)");
         dsl.execute("CREATE INDEX jobs_claimable_idx ON locksmith.unrelated (x)");
 
-        assertThatThrownBy(() -> LocksmithSchema.migrate(pool)).isInstanceOf(SchemaMigrationException.class)
+        assertThatThrownBy(() -> LocksmithSchema.migrate(pool))
+                .isInstanceOf(SchemaMigrationException.class)
                 .hasMessageContaining("jobs_claimable_idx");
 
         // the change sets before it stay applied; the failed one left nothing (its table is gone too)
-        assertThat(LocksmithSchema.appliedChangeSets(pool)).extracting(AppliedChangeSet::id)
+        assertThat(LocksmithSchema.appliedChangeSets(pool))
+                .extracting(AppliedChangeSet::id)
                 .containsExactly("queue-000-schema", "queue-001-move-jobs-from-0.1");
         assertThat(tablesIn("locksmith")).containsExactly("unrelated");
         dsl.execute("DROP TABLE locksmith.unrelated");
@@ -190,22 +218,30 @@ class SchemaPlacementTest {
 
     @Test
     void invalidSchemaNamesAreRejectedBeforeAnySqlRuns() {
-        List<String> malformed = List.of("", "a;drop", "Locksmith", "1abc", "x".repeat(64), "pg_locks", "has space",
-                "bad\"quote", "é");
+        List<String> malformed =
+                List.of("", "a;drop", "Locksmith", "1abc", "x".repeat(64), "pg_locks", "has space", "bad\"quote", "é");
         for (String bad : malformed) {
             assertThatThrownBy(() -> LocksmithSchema.migrate(pool, bad, EnumSet.allOf(SchemaModule.class)))
-                    .as(bad).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("schema");
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("schema");
             assertThatThrownBy(() -> TableSchema.using(dsl, bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
         for (String reserved : List.of("select", "user", "table")) {
             assertThatThrownBy(() -> LocksmithSchema.migrate(pool, reserved, EnumSet.allOf(SchemaModule.class)))
-                    .as(reserved).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reserved word");
+                    .as(reserved)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("reserved word");
         }
-        assertThat(LocksmithSchema.appliedChangeSets(pool)).as("nothing ran, not even Liquibase's own tables").isEmpty();
+        assertThat(LocksmithSchema.appliedChangeSets(pool))
+                .as("nothing ran, not even Liquibase's own tables")
+                .isEmpty();
         assertThat(dsl.fetchValue("SELECT to_regclass('databasechangelog')")).isNull();
-        assertThat(LocksmithSchema.migrate(pool, "x".repeat(63), Set.of(SchemaModule.AUDIT))).isNotEmpty();
+        assertThat(LocksmithSchema.migrate(pool, "x".repeat(63), Set.of(SchemaModule.AUDIT)))
+                .isNotEmpty();
         assertThatThrownBy(() -> LocksmithSchema.migrate(pool, "ok", Set.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("modules");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("modules");
     }
 
     @Test
@@ -221,13 +257,20 @@ class SchemaPlacementTest {
         LocksmithSchema.migrate(pool);
 
         assertThat(tablesIn("public")).containsOnly("databasechangelog", "databasechangeloglock");
-        assertThat(tablesIn("locksmith")).containsExactlyInAnyOrder("jobs", "accounts", "account_transfers",
-                "channel_accounts", "lock_wait_event", "deadlock_event");
+        assertThat(tablesIn("locksmith"))
+                .containsExactlyInAnyOrder(
+                        "jobs",
+                        "accounts",
+                        "account_transfers",
+                        "channel_accounts",
+                        "lock_wait_event",
+                        "deadlock_event");
         Map<String, Object> counts = dsl.fetchOne("SELECT (SELECT count(*) FROM locksmith.jobs) AS jobs, "
-                + "(SELECT count(*) FROM locksmith.accounts) AS accounts, "
-                + "(SELECT count(*) FROM locksmith.channel_accounts) AS channels, "
-                + "(SELECT count(*) FROM locksmith.deadlock_event) AS deadlocks, "
-                + "(SELECT count(*) FROM locksmith.lock_wait_event) AS waits").intoMap();
+                        + "(SELECT count(*) FROM locksmith.accounts) AS accounts, "
+                        + "(SELECT count(*) FROM locksmith.channel_accounts) AS channels, "
+                        + "(SELECT count(*) FROM locksmith.deadlock_event) AS deadlocks, "
+                        + "(SELECT count(*) FROM locksmith.lock_wait_event) AS waits")
+                .intoMap();
         assertThat(counts.values()).allMatch(v -> ((Number) v).longValue() == 1);
         // the repositories see the moved rows, and the sequences moved with their tables
         JobQueue queue = new JobQueue(dsl);
@@ -254,15 +297,21 @@ class SchemaPlacementTest {
         assertThat(LocksmithSchema.appliedChangeSets(pool)).hasSize(before);
         assertThat(tablesIn("theirs")).containsExactly("jobs");
         assertThat(dsl.fetchValue("SELECT string_agg(column_name::text, ',') FROM information_schema.columns "
-                + "WHERE table_schema = 'theirs' AND table_name = 'jobs'")).isEqualTo("title");
+                        + "WHERE table_schema = 'theirs' AND table_name = 'jobs'"))
+                .isEqualTo("title");
     }
 
     /** The 0.1.0 changelog (tables in the default schema), as it shipped; kept in test resources. */
     private void applyLegacyChangelog() throws Exception {
         try (var connection = pool.getConnection()) {
-            Database db = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(connection));
-            Scope.child(Map.of(Scope.Attr.resourceAccessor.name(),
-                    new ClassLoaderResourceAccessor(getClass().getClassLoader()), "liquibase.analytics.enabled", false),
+            Database db =
+                    DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(connection));
+            Scope.child(
+                    Map.of(
+                            Scope.Attr.resourceAccessor.name(),
+                            new ClassLoaderResourceAccessor(getClass().getClassLoader()),
+                            "liquibase.analytics.enabled",
+                            false),
                     () -> new CommandScope(UpdateCommandStep.COMMAND_NAME)
                             .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, db)
                             .addArgumentValue(UpdateCommandStep.CHANGELOG_FILE_ARG, "legacy-0.1.0/changelog.xml")

@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.CheckViolationException;
-import dev.locksmith.PgErrors;
 import dev.locksmith.codegen.Locksmith;
+import dev.locksmith.internal.Errors;
 import java.math.BigDecimal;
 import java.time.OffsetDateTime;
 import java.util.Map;
@@ -21,13 +21,19 @@ import org.junit.jupiter.api.Test;
 class SchemaShapeTest extends DatabaseTest {
 
     private String columnType(String table, String column) {
-        return dsl.fetchOne("SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                + "WHERE a.attrelid = ?::regclass AND a.attname = ?", "locksmith." + table, column).get(0, String.class);
+        return dsl.fetchOne(
+                        "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+                                + "WHERE a.attrelid = ?::regclass AND a.attname = ?",
+                        "locksmith." + table,
+                        column)
+                .get(0, String.class);
     }
 
     private Map<String, String> indexes(String table) {
-        return dsl.fetch("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'locksmith' AND tablename = ?",
-                table).intoMap(r -> r.get(0, String.class), r -> r.get(1, String.class));
+        return dsl.fetch(
+                        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'locksmith' AND tablename = ?",
+                        table)
+                .intoMap(r -> r.get(0, String.class), r -> r.get(1, String.class));
     }
 
     @Test
@@ -43,14 +49,16 @@ class SchemaShapeTest extends DatabaseTest {
         assertThat(columnType("lock_wait_event", "resource_id")).isEqualTo("character varying(256)");
         assertThat(columnType("deadlock_event", "txn_ids")).isEqualTo("jsonb");
         assertThat(dsl.fetchOne("SELECT column_default FROM information_schema.columns "
-                + "WHERE table_name = 'deadlock_event' AND column_name = 'detected_at'").get(0, String.class))
+                                + "WHERE table_name = 'deadlock_event' AND column_name = 'detected_at'")
+                        .get(0, String.class))
                 .isEqualTo("now()");
     }
 
     @Test
     void waitMsIsAStoredGeneratedColumnThatComputes() {
         assertThat(dsl.fetchOne("SELECT is_generated || ':' || generation_expression FROM information_schema.columns "
-                + "WHERE table_name = 'lock_wait_event' AND column_name = 'wait_ms'").get(0, String.class))
+                                + "WHERE table_name = 'lock_wait_event' AND column_name = 'wait_ms'")
+                        .get(0, String.class))
                 .startsWith("ALWAYS:");
         OffsetDateTime start = OffsetDateTime.parse("2026-01-01T10:00:00Z");
         Record row = dsl.insertInto(LOCK_WAIT_EVENT)
@@ -59,16 +67,20 @@ class SchemaShapeTest extends DatabaseTest {
                 .set(LOCK_WAIT_EVENT.WAIT_START, start)
                 .set(LOCK_WAIT_EVENT.WAIT_END, start.plusNanos(1_534_000_000L))
                 .set(LOCK_WAIT_EVENT.OUTCOME, "timeout")
-                .returning(LOCK_WAIT_EVENT.WAIT_MS).fetchSingle();
+                .returning(LOCK_WAIT_EVENT.WAIT_MS)
+                .fetchSingle();
         assertThat(row.get(LOCK_WAIT_EVENT.WAIT_MS)).isEqualTo(1534L);
     }
 
     @Test
     void partialIndexesCoverOnlyClaimableAndIdleRows() {
         Map<String, String> jobs = indexes("jobs");
-        assertThat(jobs.get("jobs_claimable_idx")).contains("(queue, priority, run_at, id)")
+        assertThat(jobs.get("jobs_claimable_idx"))
+                .contains("(queue, priority, run_at, id)")
                 .contains("WHERE ((status)::text = 'pending'::text)");
-        assertThat(jobs.get("jobs_unique_key_live_idx")).startsWith("CREATE UNIQUE INDEX").contains("WHERE");
+        assertThat(jobs.get("jobs_unique_key_live_idx"))
+                .startsWith("CREATE UNIQUE INDEX")
+                .contains("WHERE");
         assertThat(jobs.get("jobs_lease_expiry_idx")).contains("WHERE ((status)::text = 'running'::text)");
         Map<String, String> pool = indexes("channel_accounts");
         assertThat(pool.get("channel_accounts_idle_idx")).contains("(slot)").contains("WHERE (locked_until IS NULL)");
@@ -80,21 +92,28 @@ class SchemaShapeTest extends DatabaseTest {
 
     @Test
     void hotTablesHaveTheirStorageSettings() {
-        assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE oid = 'locksmith.jobs'::regclass").get(0, String.class))
-                .contains("fillfactor=70").contains("autovacuum_vacuum_scale_factor=0")
+        assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE oid = 'locksmith.jobs'::regclass")
+                        .get(0, String.class))
+                .contains("fillfactor=70")
+                .contains("autovacuum_vacuum_scale_factor=0")
                 .contains("autovacuum_vacuum_cost_delay=0");
         assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE relname = 'channel_accounts'")
-                .get(0, String.class)).contains("autovacuum_vacuum_threshold=5000");
+                        .get(0, String.class))
+                .contains("autovacuum_vacuum_threshold=5000");
     }
 
     @Test
     void negativeBalanceIsRejectedByTheCheckConstraint() {
-        long id = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, new BigDecimal("5.00"))
-                .returning(ACCOUNTS.ID).fetchSingle().getId();
+        long id = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, new BigDecimal("5.00"))
+                .returning(ACCOUNTS.ID)
+                .fetchSingle()
+                .getId();
 
-        assertThatThrownBy(() -> PgErrors.translating(() -> dsl.update(ACCOUNTS)
+        assertThatThrownBy(() -> Errors.translating(() -> dsl.update(ACCOUNTS)
                         .set(ACCOUNTS.BALANCE, ACCOUNTS.BALANCE.minus(new BigDecimal("5.01")))
-                        .where(ACCOUNTS.ID.eq(id)).execute()))
+                        .where(ACCOUNTS.ID.eq(id))
+                        .execute()))
                 .isInstanceOfSatisfying(CheckViolationException.class, e -> {
                     assertThat(e.sqlState()).isEqualTo("23514");
                     assertThat(e.constraint()).isEqualTo("accounts_balance_non_negative");
@@ -105,11 +124,15 @@ class SchemaShapeTest extends DatabaseTest {
     @Test
     void generatedClassesMatchTheMigratedTables() {
         for (Table<?> table : Locksmith.LOCKSMITH.getTables()) {
-            int columns = dsl.fetchOne("SELECT count(*) FROM information_schema.columns "
-                    + "WHERE table_schema = 'locksmith' AND table_name = ?", table.getName()).get(0, Integer.class);
+            int columns = dsl.fetchOne(
+                            "SELECT count(*) FROM information_schema.columns "
+                                    + "WHERE table_schema = 'locksmith' AND table_name = ?",
+                            table.getName())
+                    .get(0, Integer.class);
             assertThat(table.fields()).as(table.getName()).hasSize(columns);
         }
-        assertThat(Locksmith.LOCKSMITH.getTables()).extracting(Table::getName)
+        assertThat(Locksmith.LOCKSMITH.getTables())
+                .extracting(Table::getName)
                 .containsExactlyInAnyOrderElementsOf(SchemaMigrationTest.TABLES);
         assertThat(JOBS.PAYLOAD.getDataType().getTypeName()).isEqualTo("jsonb");
     }

@@ -23,8 +23,11 @@ class ScratchDatabasesTest {
         ScratchDatabase one = set.create("one");
         ScratchDatabase two = set.create("two");
         assertThat(one.name()).startsWith(set.runPrefix()).isNotEqualTo(two.name());
-        List<String> present = admin.fetchValues("SELECT datname::text FROM pg_database WHERE datname LIKE ?",
-                set.runPrefix() + "%").stream().map(String::valueOf).toList();
+        List<String> present = admin
+                .fetchValues("SELECT datname::text FROM pg_database WHERE datname LIKE ?", set.runPrefix() + "%")
+                .stream()
+                .map(String::valueOf)
+                .toList();
         assertThat(present).containsExactlyInAnyOrder(one.name(), two.name());
 
         try (Connection stillOpen = one.dataSource().getConnection()) {

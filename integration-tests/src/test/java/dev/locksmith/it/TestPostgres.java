@@ -15,18 +15,10 @@ import dev.locksmith.schema.LocksmithSchema;
 public final class TestPostgres {
 
     private static PostgresServer server;
-
-    /** Liquibase logs each change set at INFO through java.util.logging; keep build logs short. */
-    private static final java.util.logging.Logger LIQUIBASE_LOG = java.util.logging.Logger.getLogger("liquibase");
-
-    static {
-        LIQUIBASE_LOG.setLevel(java.util.logging.Level.WARNING);
-    }
     private static ScratchDatabases databases;
     private static ScratchDatabase template;
 
-    private TestPostgres() {
-    }
+    private TestPostgres() {}
 
     /** The shared server, started on first use. */
     public static synchronized PostgresServer server() {

@@ -68,8 +68,7 @@ final class ForkedLiquibase {
         }
     }
 
-    private ForkedLiquibase() {
-    }
+    private ForkedLiquibase() {}
 
     /**
      * The locksmith-schema jar under test, as Maven packaged it; in a build that stops before
@@ -92,9 +91,11 @@ final class ForkedLiquibase {
         try {
             Path jar = Files.createDirectories(RUNS_DIRECTORY).resolve("locksmith-schema.jar");
             try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar));
-                 Stream<Path> files = Files.walk(classes)) {
-                for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile).sorted()::iterator) {
-                    out.putNextEntry(new JarEntry(classes.relativize(file).toString().replace(File.separatorChar, '/')));
+                    Stream<Path> files = Files.walk(classes)) {
+                for (Path file :
+                        (Iterable<Path>) files.filter(Files::isRegularFile).sorted()::iterator) {
+                    out.putNextEntry(
+                            new JarEntry(classes.relativize(file).toString().replace(File.separatorChar, '/')));
                     Files.copy(file, out);
                     out.closeEntry();
                 }
@@ -118,7 +119,8 @@ final class ForkedLiquibase {
         command.add("-XX:TieredStopAtLevel=1");
         command.add("-XX:+UseSerialGC");
         command.add("-cp");
-        command.add(route == Route.CLASSPATH ? liquibase.classpath() + File.pathSeparator + jar : liquibase.classpath());
+        command.add(
+                route == Route.CLASSPATH ? liquibase.classpath() + File.pathSeparator + jar : liquibase.classpath());
         command.add(MAIN);
         if (route == Route.SEARCH_PATH) {
             command.add("--search-path=" + jar);
@@ -137,6 +139,51 @@ final class ForkedLiquibase {
         return run(liquibase, command, database.password());
     }
 
+    /**
+     * Runs {@link MigrateTwice} (two {@code LocksmithSchema.migrate} calls, as a service starting
+     * twice) in a JVM of its own with {@code liquibase}'s jars, the schema jar and SLF4J's simple
+     * binding, which writes to {@code slf4jLog} (Liquibase's loggers at DEBUG, the rest at INFO),
+     * so that the run's own output is what was printed.
+     */
+    static Run migrateTwice(LiquibaseDistribution liquibase, ScratchDatabase database, Path slf4jLog) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-XX:+UseSerialGC");
+        command.add("-Dorg.slf4j.simpleLogger.logFile=" + slf4jLog);
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+        command.add("-Dorg.slf4j.simpleLogger.log.liquibase=debug");
+        command.add("-Dorg.slf4j.simpleLogger.showThreadName=false");
+        command.add("-cp");
+        command.add(String.join(
+                File.pathSeparator,
+                liquibase.classpath(),
+                schemaJar().toString(),
+                location(org.slf4j.LoggerFactory.class),
+                location(org.slf4j.simple.SimpleLogger.class),
+                location(MigrateTwice.class)));
+        command.add(MigrateTwice.class.getName());
+        command.add(database.jdbcUrl());
+        command.add(database.user());
+        if (database.password() != null) {
+            command.add(database.password());
+        }
+        return run(liquibase, command, database.password());
+    }
+
+    /** The jar or directory {@code type} was loaded from. */
+    private static String location(Class<?> type) {
+        try {
+            return Path.of(type.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException("where was " + type + " loaded from?", e);
+        }
+    }
+
     private static Run run(LiquibaseDistribution liquibase, List<String> command, String password) {
         String shown = String.join(" ", command);
         if (password != null && !password.isEmpty()) {
@@ -144,8 +191,8 @@ final class ForkedLiquibase {
         }
         try {
             Path runs = Files.createDirectories(RUNS_DIRECTORY);
-            Path workingDirectory = Files.createTempDirectory(runs,
-                    String.format("%02d-liquibase-%s-", RUNS.incrementAndGet(), liquibase.version()));
+            Path workingDirectory = Files.createTempDirectory(
+                    runs, String.format("%02d-liquibase-%s-", RUNS.incrementAndGet(), liquibase.version()));
             Path log = workingDirectory.resolve("output.txt");
             ProcessBuilder builder = new ProcessBuilder(command)
                     .directory(workingDirectory.toFile())
@@ -155,8 +202,8 @@ final class ForkedLiquibase {
             Process process = builder.start();
             if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();
-                throw new AssertionError("Liquibase did not finish within " + TIMEOUT_SECONDS + " s:\n  " + shown + "\n"
-                        + read(log));
+                throw new AssertionError(
+                        "Liquibase did not finish within " + TIMEOUT_SECONDS + " s:\n  " + shown + "\n" + read(log));
             }
             return new Run(shown, process.exitValue(), read(log));
         } catch (IOException e) {

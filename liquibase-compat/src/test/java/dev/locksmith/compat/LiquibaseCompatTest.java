@@ -27,8 +27,8 @@ class LiquibaseCompatTest {
     /** The change sets of the master changelog; a new one must be counted here too. */
     private static final int CHANGE_SETS = 20;
 
-    private static final List<String> TABLES = List.of("account_transfers", "accounts", "channel_accounts",
-            "deadlock_event", "jobs", "lock_wait_event");
+    private static final List<String> TABLES =
+            List.of("account_transfers", "accounts", "channel_accounts", "deadlock_event", "jobs", "lock_wait_event");
 
     private static PostgresServer server;
     private static ScratchDatabases databases;
@@ -63,17 +63,24 @@ class LiquibaseCompatTest {
 
         ForkedLiquibase.update(first, Route.CLASSPATH, database).succeeded();
 
-        assertThat(SchemaState.tables(database, "locksmith")).as("tables in schema locksmith").isEqualTo(TABLES);
+        assertThat(SchemaState.tables(database, "locksmith"))
+                .as("tables in schema locksmith")
+                .isEqualTo(TABLES);
         List<String> changeLog = SchemaState.changeLog(database);
-        assertThat(changeLog).as("databasechangelog").hasSize(CHANGE_SETS)
+        assertThat(changeLog)
+                .as("databasechangelog")
+                .hasSize(CHANGE_SETS)
                 .allSatisfy(row -> assertThat(row).contains("| locksmith/").endsWith("| " + first.version()));
         List<String> shape = SchemaState.shape(database, "locksmith");
 
         SoftAssertions softly = new SoftAssertions();
         for (LiquibaseDistribution next : others(first)) {
             Run run = ForkedLiquibase.update(next, Route.SEARCH_PATH, database);
-            softly.assertThat(run.exitCode()).as("Liquibase %s on a database migrated by %s exited with %s:%n  %s%n%s",
-                    next, first, run.exitCode(), run.command(), run.output()).isZero();
+            softly.assertThat(run.exitCode())
+                    .as(
+                            "Liquibase %s on a database migrated by %s exited with %s:%n  %s%n%s",
+                            next, first, run.exitCode(), run.command(), run.output())
+                    .isZero();
             softly.assertThat(SchemaState.changeLog(database))
                     .as("databasechangelog after Liquibase %s on a database migrated by %s", next, first)
                     .isEqualTo(changeLog);
@@ -94,10 +101,15 @@ class LiquibaseCompatTest {
     void aChangelogParameterChoosesTheSchema(LiquibaseDistribution liquibase) {
         ScratchDatabase database = databases.create("custom_v" + liquibase.version());
 
-        ForkedLiquibase.update(liquibase, Route.SEARCH_PATH, database, "-Dlocksmith.schema=custom_locks").succeeded();
+        ForkedLiquibase.update(liquibase, Route.SEARCH_PATH, database, "-Dlocksmith.schema=custom_locks")
+                .succeeded();
 
-        assertThat(SchemaState.tables(database, "custom_locks")).as("tables in schema custom_locks").isEqualTo(TABLES);
-        assertThat(SchemaState.schemaExists(database, "locksmith")).as("schema locksmith exists").isFalse();
+        assertThat(SchemaState.tables(database, "custom_locks"))
+                .as("tables in schema custom_locks")
+                .isEqualTo(TABLES);
+        assertThat(SchemaState.schemaExists(database, "locksmith"))
+                .as("schema locksmith exists")
+                .isFalse();
         assertThat(SchemaState.changeLog(database)).as("databasechangelog").hasSize(CHANGE_SETS);
         databases.drop(database);
     }
@@ -110,14 +122,20 @@ class LiquibaseCompatTest {
      */
     @Test
     void theReadmeCommandLineAppliesTheChangelog() {
-        LiquibaseDistribution liquibase = LiquibaseDistribution.version(System.getProperty("locksmith.compat.readme-liquibase"));
+        LiquibaseDistribution liquibase =
+                LiquibaseDistribution.version(System.getProperty("locksmith.compat.readme-liquibase"));
         ScratchDatabase database = databases.create("readme");
 
         Run run = ForkedLiquibase.update(liquibase, Route.SEARCH_PATH, database).succeeded();
 
-        assertThat(run.command()).contains("--search-path=", "--changelog-file=db/locksmith/changelog.xml",
-                "--analytics-enabled=false update");
-        assertThat(SchemaState.tables(database, "locksmith")).as("tables in schema locksmith").isEqualTo(TABLES);
+        assertThat(run.command())
+                .contains(
+                        "--search-path=",
+                        "--changelog-file=db/locksmith/changelog.xml",
+                        "--analytics-enabled=false update");
+        assertThat(SchemaState.tables(database, "locksmith"))
+                .as("tables in schema locksmith")
+                .isEqualTo(TABLES);
         assertThat(SchemaState.changeLog(database)).as("databasechangelog").hasSize(CHANGE_SETS);
         databases.drop(database);
     }

@@ -57,11 +57,13 @@ record LiquibaseDistribution(String version, Path directory) {
                         + ": run mvn clean verify -pl liquibase-compat -am");
             }
             String jar = cores.get(0);
-            return new LiquibaseDistribution(jar.substring(CORE_JAR_PREFIX.length(), jar.length() - ".jar".length()),
-                    directory);
+            return new LiquibaseDistribution(
+                    jar.substring(CORE_JAR_PREFIX.length(), jar.length() - ".jar".length()), directory);
         } catch (IOException e) {
-            throw new UncheckedIOException("no Liquibase distribution in " + directory
-                    + " (the distribution modules copy it in generate-resources): " + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "no Liquibase distribution in " + directory
+                            + " (the distribution modules copy it in generate-resources): " + e.getMessage(),
+                    e);
         }
     }
 
@@ -75,7 +77,8 @@ record LiquibaseDistribution(String version, Path directory) {
      * {@code --analytics-enabled=false}; older ones reject the option as unknown.
      */
     boolean hasAnalytics() {
-        try (JarFile core = new JarFile(directory.resolve(CORE_JAR_PREFIX + version + ".jar").toFile())) {
+        try (JarFile core = new JarFile(
+                directory.resolve(CORE_JAR_PREFIX + version + ".jar").toFile())) {
             return core.getEntry("liquibase/analytics/configuration/AnalyticsArgs.class") != null;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

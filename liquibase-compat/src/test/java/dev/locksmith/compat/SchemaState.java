@@ -12,8 +12,7 @@ import java.util.List;
 /** What a migrated database holds, read over JDBC from the test JVM. */
 final class SchemaState {
 
-    private SchemaState() {
-    }
+    private SchemaState() {}
 
     /** The tables in {@code schema}, by name. */
     static List<String> tables(ScratchDatabase database, String schema) {
@@ -22,7 +21,8 @@ final class SchemaState {
 
     /** Whether {@code schema} exists. */
     static boolean schemaExists(ScratchDatabase database, String schema) {
-        return !rows(database, "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = ?", schema).isEmpty();
+        return !rows(database, "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = ?", schema)
+                .isEmpty();
     }
 
     /**
@@ -30,8 +30,10 @@ final class SchemaState {
      * the stock CLI keeps it), in execution order, all columns that a later run could rewrite.
      */
     static List<String> changeLog(ScratchDatabase database) {
-        return rows(database, "SELECT id, author, filename, dateexecuted, orderexecuted, exectype, md5sum,"
-                + " deployment_id, liquibase FROM databasechangelog ORDER BY orderexecuted, id");
+        return rows(
+                database,
+                "SELECT id, author, filename, dateexecuted, orderexecuted, exectype, md5sum,"
+                        + " deployment_id, liquibase FROM databasechangelog ORDER BY orderexecuted, id");
     }
 
     /**
@@ -40,28 +42,34 @@ final class SchemaState {
      * the run changed no DDL there.
      */
     static List<String> shape(ScratchDatabase database, String schema) {
-        return rows(database, ""
-                + "SELECT 'relation', c.relname, c.relkind::text, coalesce(array_to_string(c.reloptions, ','), '')"
-                + "  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ?"
-                + " UNION ALL "
-                + "SELECT 'column', c.relname || '.' || a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),"
-                + "       a.attnotnull::text || ' ' || a.attgenerated::text || ' ' || coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')"
-                + "  FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
-                + "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-                + "  LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
-                + " WHERE n.nspname = ? AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped"
-                + " UNION ALL "
-                + "SELECT 'constraint', c.relname || '.' || k.conname, k.contype::text, pg_catalog.pg_get_constraintdef(k.oid)"
-                + "  FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_class c ON c.oid = k.conrelid"
-                + "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ?"
-                + " UNION ALL "
-                + "SELECT 'index', i.indexname, i.tablename, i.indexdef FROM pg_catalog.pg_indexes i WHERE i.schemaname = ?"
-                + " ORDER BY 1, 2", schema, schema, schema, schema);
+        return rows(
+                database,
+                ""
+                        + "SELECT 'relation', c.relname, c.relkind::text, coalesce(array_to_string(c.reloptions, ','), '')"
+                        + "  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ?"
+                        + " UNION ALL "
+                        + "SELECT 'column', c.relname || '.' || a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),"
+                        + "       a.attnotnull::text || ' ' || a.attgenerated::text || ' ' || coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')"
+                        + "  FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+                        + "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                        + "  LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
+                        + " WHERE n.nspname = ? AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped"
+                        + " UNION ALL "
+                        + "SELECT 'constraint', c.relname || '.' || k.conname, k.contype::text, pg_catalog.pg_get_constraintdef(k.oid)"
+                        + "  FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_class c ON c.oid = k.conrelid"
+                        + "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ?"
+                        + " UNION ALL "
+                        + "SELECT 'index', i.indexname, i.tablename, i.indexdef FROM pg_catalog.pg_indexes i WHERE i.schemaname = ?"
+                        + " ORDER BY 1, 2",
+                schema,
+                schema,
+                schema,
+                schema);
     }
 
     private static List<String> rows(ScratchDatabase database, String sql, String... parameters) {
         try (Connection connection = database.dataSource().getConnection();
-             PreparedStatement statement = connection.prepareStatement(sql)) {
+                PreparedStatement statement = connection.prepareStatement(sql)) {
             for (int i = 0; i < parameters.length; i++) {
                 statement.setString(i + 1, parameters[i]);
             }

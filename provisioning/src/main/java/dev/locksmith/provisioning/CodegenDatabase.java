@@ -29,10 +29,14 @@ public final class CodegenDatabase {
         LIQUIBASE_LOG.setLevel(java.util.logging.Level.WARNING);
     }
 
-    private CodegenDatabase() {
-    }
+    private CodegenDatabase() {}
 
-    /** Entry point for {@code exec:java}; see the class comment for the arguments. */
+    /**
+     * Entry point for {@code exec:java}; see the class comment for the arguments.
+     *
+     * @param args the jOOQ configuration file to write, the directory and the package to generate into
+     * @throws IOException when the configuration file cannot be written
+     */
     public static void main(String[] args) throws IOException {
         if (args.length != 3) {
             throw new IllegalArgumentException("usage: CodegenDatabase <config file> <target directory> <package>");
@@ -44,7 +48,7 @@ public final class CodegenDatabase {
             Path config = Path.of(args[0]);
             Files.createDirectories(config.toAbsolutePath().getParent());
             Files.writeString(config, configuration(database, args[1], args[2]), StandardCharsets.UTF_8);
-            LOG.info("locksmith: codegen database {} migrated; jOOQ configuration at {}", database.name(), config);
+            LOG.info("codegen database {} migrated; jOOQ configuration at {}", database.name(), config);
         } catch (RuntimeException | IOException e) {
             server.close();
             throw e;
@@ -99,11 +103,18 @@ public final class CodegenDatabase {
                     </target>
                   </generator>
                 </configuration>
-                """.formatted(xml(database.jdbcUrl()), xml(database.user()),
-                xml(database.password() == null ? "" : database.password()), xml(packageName), xml(targetDirectory));
+                """.formatted(
+                        xml(database.jdbcUrl()),
+                        xml(database.user()),
+                        xml(database.password() == null ? "" : database.password()),
+                        xml(packageName),
+                        xml(targetDirectory));
     }
 
     private static String xml(String text) {
-        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+        return text.replace("&", "&amp;")
+                .replace("<", "&lt;")
+                .replace(">", "&gt;")
+                .replace("\"", "&quot;");
     }
 }

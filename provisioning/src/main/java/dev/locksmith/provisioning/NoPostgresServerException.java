@@ -16,10 +16,13 @@ public final class NoPostgresServerException extends RuntimeException {
             text.append("\n  tried ").append(failure);
         }
         text.append("\nlocksmith obtains PostgreSQL in one of three ways:")
-                .append("\n  1. ").append(Source.EXPLICIT.description())
+                .append("\n  1. ")
+                .append(Source.EXPLICIT.description())
                 .append(", with LOCKSMITH_JDBC_USER / LOCKSMITH_JDBC_PASSWORD alongside")
-                .append("\n  2. ").append(Source.TESTCONTAINERS.description())
-                .append("\n  3. ").append(Source.EMBEDDED.description())
+                .append("\n  2. ")
+                .append(Source.TESTCONTAINERS.description())
+                .append("\n  3. ")
+                .append(Source.EMBEDDED.description())
                 .append(", the default when nothing else is given");
         return text.toString();
     }

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,14 +38,15 @@ public final class PostgresServer implements AutoCloseable {
     private final Source source;
     private final String adminJdbcUrl;
     private final String user;
-    private final String password;
+    private final @Nullable String password;
     private final String version;
-    private final AutoCloseable owned;
+    private final @Nullable AutoCloseable owned;
     private final List<ScratchDatabases> scratchSets = new CopyOnWriteArrayList<>();
     private final Thread shutdownHook;
     private volatile boolean closed;
 
-    private PostgresServer(Source source, String adminJdbcUrl, String user, String password, AutoCloseable owned) {
+    private PostgresServer(
+            Source source, String adminJdbcUrl, String user, @Nullable String password, @Nullable AutoCloseable owned) {
         this.source = source;
         this.adminJdbcUrl = adminJdbcUrl;
         this.user = user;
@@ -55,7 +57,12 @@ public final class PostgresServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
 
-    /** Obtains a server as this process's environment says; logs which source it used. */
+    /**
+     * Obtains a server as this process's environment says; logs which source it used.
+     *
+     * @return the running server; close it to stop it and drop its scratch databases
+     * @throws NoPostgresServerException at once when no source works, naming all three
+     */
     public static PostgresServer start() {
         return start(ServerSettings.fromEnvironment());
     }
@@ -63,6 +70,8 @@ public final class PostgresServer implements AutoCloseable {
     /**
      * Obtains a server as {@code settings} say; logs which source it used.
      *
+     * @param settings the explicit server, or the source to force, if any
+     * @return the running server; close it to stop it and drop its scratch databases
      * @throws NoPostgresServerException at once when no source works, naming all three
      */
     public static PostgresServer start(ServerSettings settings) {
@@ -73,16 +82,18 @@ public final class PostgresServer implements AutoCloseable {
         Objects.requireNonNull(settings, "settings");
         List<String> failures = new ArrayList<>();
         List<Source> plan = ResolutionPlan.plan(settings, dockerAvailable);
-        if (!plan.contains(Source.TESTCONTAINERS) && settings.jdbcUrl().isEmpty() && settings.forced().isEmpty()) {
+        if (!plan.contains(Source.TESTCONTAINERS)
+                && settings.jdbcUrl().isEmpty()
+                && settings.forced().isEmpty()) {
             failures.add(Source.TESTCONTAINERS.description() + ": skipped, no Docker engine answered");
         }
         for (Source source : plan) {
             try {
                 PostgresServer server = startFrom(source, settings);
-                LOG.info("locksmith: using {} -> {} ({})", source.description(), server.redactedUrl(), server.version());
+                LOG.info("using {} -> {} ({})", source.description(), server.redactedUrl(), server.version());
                 return server;
             } catch (RuntimeException | Error e) {
-                LOG.warn("locksmith: {} failed: {}", source.description(), e.toString());
+                LOG.warn("{} failed", source.description(), e);
                 failures.add(source.description() + ": " + e);
             }
         }
@@ -92,15 +103,19 @@ public final class PostgresServer implements AutoCloseable {
     private static PostgresServer startFrom(Source source, ServerSettings settings) {
         switch (source) {
             case EXPLICIT:
-                return new PostgresServer(source, settings.jdbcUrl().orElseThrow(), settings.user(),
-                        settings.password(), null);
+                return new PostgresServer(
+                        source, settings.jdbcUrl().orElseThrow(), settings.user(), settings.password(), null);
             case TESTCONTAINERS: {
                 PostgreSQLContainer container = new PostgreSQLContainer(DockerImageName.parse(CONTAINER_IMAGE))
                         .withCommand("postgres", "-c", "max_connections=300");
                 container.start();
                 try {
-                    return new PostgresServer(source, container.getJdbcUrl(), container.getUsername(),
-                            container.getPassword(), container::stop);
+                    return new PostgresServer(
+                            source,
+                            container.getJdbcUrl(),
+                            container.getUsername(),
+                            container.getPassword(),
+                            container::stop);
                 } catch (RuntimeException e) {
                     container.stop();
                     throw e;
@@ -114,7 +129,8 @@ public final class PostgresServer implements AutoCloseable {
                 java.io.File dataDirectory;
                 EmbeddedPostgres embedded;
                 try {
-                    dataDirectory = java.nio.file.Files.createTempDirectory("locksmith-embedded-pg").toFile();
+                    dataDirectory = java.nio.file.Files.createTempDirectory("locksmith-embedded-pg")
+                            .toFile();
                     embedded = EmbeddedPostgres.builder()
                             .setDataDirectory(dataDirectory)
                             .setCleanDataDirectory(false)
@@ -132,8 +148,8 @@ public final class PostgresServer implements AutoCloseable {
                     }
                 };
                 try {
-                    return new PostgresServer(source, embedded.getJdbcUrl("postgres", "postgres"), "postgres",
-                            null, stop);
+                    return new PostgresServer(
+                            source, embedded.getJdbcUrl("postgres", "postgres"), "postgres", null, stop);
                 } catch (RuntimeException e) {
                     closeOwned(stop);
                     throw e;
@@ -152,37 +168,45 @@ public final class PostgresServer implements AutoCloseable {
         }
     }
 
-    /** Which of the three ways this server came from. */
+    /** {@return which of the three ways this server came from} */
     public Source source() {
         return source;
     }
 
-    /** The server's {@code version()} string. */
+    /** {@return the server's {@code version()} string} */
     public String version() {
         return version;
     }
 
-    /** The user scratch databases are created and accessed as. */
+    /** {@return the user scratch databases are created and accessed as} */
     public String user() {
         return user;
     }
 
-    /** The password for {@link #user()}, or null when the server trusts the connection. */
-    public String password() {
+    /** {@return the password for {@link #user()}, or null when the server trusts the connection} */
+    public @Nullable String password() {
         return password;
     }
 
-    /** The JDBC URL of {@code database} on this server. */
+    /**
+     * {@return the JDBC URL of {@code database} on this server}
+     *
+     * @param database a database name on this server
+     */
     public String jdbcUrl(String database) {
         return dataSourceFor(database).getUrl();
     }
 
-    /** A non-pooled data source for {@code database} on this server. */
+    /**
+     * {@return a non-pooled data source for {@code database} on this server}
+     *
+     * @param database a database name on this server
+     */
     public DataSource dataSource(String database) {
         return dataSourceFor(database);
     }
 
-    /** The administrative URL with any password parameter removed, for logs. */
+    /** {@return the administrative URL with any password parameter removed, for logs} */
     public String redactedUrl() {
         return adminJdbcUrl.replaceAll("(?i)password=[^&]*", "password=***");
     }
@@ -190,6 +214,9 @@ public final class PostgresServer implements AutoCloseable {
     /**
      * A new set of scratch databases on this server, all named with {@code prefix} and a
      * unique run id. Closing this server closes the set too.
+     *
+     * @param prefix the start of every database name in the set
+     * @return the new, empty set
      */
     public ScratchDatabases scratch(String prefix) {
         ScratchDatabases set = new ScratchDatabases(this, prefix);
@@ -220,13 +247,14 @@ public final class PostgresServer implements AutoCloseable {
     }
 
     private String queryVersion() {
-        try (Connection c = adminConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT current_setting('server_version')")) {
+        try (Connection c = adminConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT current_setting('server_version')")) {
             rs.next();
             return "PostgreSQL " + rs.getString(1);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot connect to " + redactedUrl() + " as " + user + ": "
-                    + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot connect to " + redactedUrl() + " as " + user + ": " + e.getMessage(), e);
         }
     }
 
@@ -252,7 +280,7 @@ public final class PostgresServer implements AutoCloseable {
         try {
             close();
         } catch (RuntimeException e) {
-            LOG.warn("locksmith: cleanup at exit failed: {}", e.toString());
+            LOG.warn("cleanup at exit failed", e);
         }
     }
 
@@ -264,18 +292,18 @@ public final class PostgresServer implements AutoCloseable {
             }
         }
         if (!file.delete() && file.exists()) {
-            LOG.warn("locksmith: could not delete {}", file);
+            LOG.warn("could not delete {}", file);
         }
     }
 
-    private static void closeOwned(AutoCloseable owned) {
+    private static void closeOwned(@Nullable AutoCloseable owned) {
         if (owned == null) {
             return;
         }
         try {
             owned.close();
         } catch (Exception e) {
-            LOG.warn("locksmith: stopping the server failed: {}", e.toString());
+            LOG.warn("stopping the server failed", e);
         }
     }
 }

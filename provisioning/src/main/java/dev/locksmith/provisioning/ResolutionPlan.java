@@ -6,8 +6,7 @@ import java.util.function.BooleanSupplier;
 /** Decides which sources to try, in order. Pure logic, so it is unit-tested without a server. */
 final class ResolutionPlan {
 
-    private ResolutionPlan() {
-    }
+    private ResolutionPlan() {}
 
     /**
      * The sources to try, first to last.

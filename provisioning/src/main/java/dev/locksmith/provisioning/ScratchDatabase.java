@@ -1,6 +1,7 @@
 package dev.locksmith.provisioning;
 
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A database created for this run; dropped when its {@link ScratchDatabases} set closes.
@@ -11,5 +12,5 @@ import javax.sql.DataSource;
  * @param password the password, or null
  * @param dataSource a non-pooled data source for it
  */
-public record ScratchDatabase(String name, String jdbcUrl, String user, String password, DataSource dataSource) {
-}
+public record ScratchDatabase(
+        String name, String jdbcUrl, String user, @Nullable String password, DataSource dataSource) {}

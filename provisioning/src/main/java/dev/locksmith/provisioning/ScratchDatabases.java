@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,16 +35,22 @@ public final class ScratchDatabases implements AutoCloseable {
     ScratchDatabases(PostgresServer server, String prefix) {
         this.server = server;
         String cleanPrefix = sanitize(prefix);
-        String runId = Long.toString(System.currentTimeMillis(), 36) + Integer.toString(RANDOM.nextInt(36 * 36 * 36), 36);
+        String runId =
+                Long.toString(System.currentTimeMillis(), 36) + Integer.toString(RANDOM.nextInt(36 * 36 * 36), 36);
         this.runPrefix = truncate(cleanPrefix + "_" + runId, 40);
     }
 
-    /** The prefix every database of this set starts with. */
+    /** {@return the prefix every database of this set starts with} */
     public String runPrefix() {
         return runPrefix;
     }
 
-    /** Creates an empty database for {@code purpose}. */
+    /**
+     * Creates an empty database for {@code purpose}.
+     *
+     * @param purpose a word for the database's name, after the set's prefix
+     * @return the new database
+     */
     public synchronized ScratchDatabase create(String purpose) {
         return create(purpose, null);
     }
@@ -51,8 +58,12 @@ public final class ScratchDatabases implements AutoCloseable {
     /**
      * Creates a database for {@code purpose} as a copy of {@code template} (a database of this
      * set, or null for the server's default template). Nobody may be connected to the template.
+     *
+     * @param purpose a word for the database's name, after the set's prefix
+     * @param template the database to copy, or null
+     * @return the new database
      */
-    public synchronized ScratchDatabase create(String purpose, ScratchDatabase template) {
+    public synchronized ScratchDatabase create(String purpose, @Nullable ScratchDatabase template) {
         if (closed) {
             throw new IllegalStateException("scratch databases " + runPrefix + " are closed");
         }
@@ -61,12 +72,16 @@ public final class ScratchDatabases implements AutoCloseable {
                 + (template == null ? "" : " TEMPLATE " + quote(checked(template.name())));
         execute(ddl);
         created.add(name);
-        LOG.debug("locksmith: created database {}", name);
-        return new ScratchDatabase(name, server.jdbcUrl(name), server.user(), server.password(),
-                server.dataSource(name));
+        LOG.debug("created database {}", name);
+        return new ScratchDatabase(
+                name, server.jdbcUrl(name), server.user(), server.password(), server.dataSource(name));
     }
 
-    /** Drops {@code database} now, closing any connection still open to it. */
+    /**
+     * Drops {@code database} now, closing any connection still open to it.
+     *
+     * @param database a database of this set
+     */
     public synchronized void drop(ScratchDatabase database) {
         if (created.remove(database.name())) {
             execute("DROP DATABASE IF EXISTS " + quote(checked(database.name())) + " WITH (FORCE)");
@@ -90,12 +105,13 @@ public final class ScratchDatabases implements AutoCloseable {
             }
         }
         if (!failures.isEmpty()) {
-            LOG.warn("locksmith: could not drop {}", failures);
+            LOG.warn("could not drop {}", failures);
         }
     }
 
     private void execute(String ddl) {
-        try (Connection connection = server.adminConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = server.adminConnection();
+                Statement statement = connection.createStatement()) {
             statement.execute(ddl);
         } catch (SQLException e) {
             throw new IllegalStateException(ddl + " failed: " + e.getMessage(), e);

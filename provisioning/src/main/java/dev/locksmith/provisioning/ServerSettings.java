@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the environment says about which PostgreSQL to use. System properties win over
@@ -27,24 +28,43 @@ import java.util.Properties;
  * @param password the password for the explicit server, or null
  * @param forced a source the user insists on, if any
  */
-public record ServerSettings(Optional<String> jdbcUrl, String user, String password, Optional<Source> forced) {
+public record ServerSettings(
+        Optional<String> jdbcUrl, String user, @Nullable String password, Optional<Source> forced) {
 
+    /**
+     * Checks that nothing but {@code password} is null.
+     *
+     * @param jdbcUrl the explicit server's URL, if one was given
+     * @param user the user for the explicit server
+     * @param password the password for the explicit server, or null
+     * @param forced a source the user insists on, if any
+     */
     public ServerSettings {
         Objects.requireNonNull(jdbcUrl, "jdbcUrl");
         Objects.requireNonNull(user, "user");
         Objects.requireNonNull(forced, "forced");
     }
 
-    /** Reads the settings of this process. */
+    /** {@return the settings of this process: its environment and system properties} */
     public static ServerSettings fromEnvironment() {
         return from(System.getenv(), System.getProperties());
     }
 
-    /** Reads settings from the given environment and system properties. */
+    /**
+     * Reads settings from the given environment and system properties; a property wins over
+     * the environment variable of the same setting, and a blank value counts as unset.
+     *
+     * @param env environment variables, such as {@link System#getenv()}
+     * @param properties system properties, such as {@link System#getProperties()}
+     * @return the settings
+     * @throws IllegalArgumentException for a URL that is not {@code jdbc:postgresql:} or an unknown source
+     */
     public static ServerSettings from(Map<String, String> env, Properties properties) {
         Optional<String> url = read(env, properties, "LOCKSMITH_JDBC_URL", "locksmith.jdbc.url");
-        String user = read(env, properties, "LOCKSMITH_JDBC_USER", "locksmith.jdbc.user").orElse("postgres");
-        String password = read(env, properties, "LOCKSMITH_JDBC_PASSWORD", "locksmith.jdbc.password").orElse(null);
+        String user = read(env, properties, "LOCKSMITH_JDBC_USER", "locksmith.jdbc.user")
+                .orElse("postgres");
+        String password = read(env, properties, "LOCKSMITH_JDBC_PASSWORD", "locksmith.jdbc.password")
+                .orElse(null);
         Optional<Source> forced = read(env, properties, "LOCKSMITH_DB_SOURCE", "locksmith.db.source")
                 .map(ServerSettings::parseSource);
         url.ifPresent(u -> {
@@ -56,8 +76,8 @@ public record ServerSettings(Optional<String> jdbcUrl, String user, String passw
         return new ServerSettings(url, user, password, forced);
     }
 
-    private static Optional<String> read(Map<String, String> env, Properties properties, String envName,
-            String propertyName) {
+    private static Optional<String> read(
+            Map<String, String> env, Properties properties, String envName, String propertyName) {
         String value = properties.getProperty(propertyName);
         if (value == null || value.isBlank()) {
             value = env.get(envName);
@@ -69,8 +89,10 @@ public record ServerSettings(Optional<String> jdbcUrl, String user, String passw
         try {
             return Source.valueOf(value.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("LOCKSMITH_DB_SOURCE / locksmith.db.source must be one of "
-                    + "explicit, testcontainers, embedded; was " + value, e);
+            throw new IllegalArgumentException(
+                    "LOCKSMITH_DB_SOURCE / locksmith.db.source must be one of "
+                            + "explicit, testcontainers, embedded; was " + value,
+                    e);
         }
     }
 }

@@ -15,7 +15,7 @@ public enum Source {
         this.description = description;
     }
 
-    /** A human-readable name that says how to select or enable this source. */
+    /** {@return a human-readable name that says how to select or enable this source} */
     public String description() {
         return description;
     }

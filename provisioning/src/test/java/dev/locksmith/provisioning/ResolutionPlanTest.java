@@ -30,8 +30,13 @@ class ResolutionPlanTest {
     @Test
     void explicitUrlIsUsedAloneAndDockerIsNotAsked() {
         AtomicInteger asked = new AtomicInteger();
-        ServerSettings s = settings(Map.of("LOCKSMITH_JDBC_URL", "jdbc:postgresql://db:5432/postgres",
-                "LOCKSMITH_JDBC_USER", "app", "LOCKSMITH_JDBC_PASSWORD", "secret"));
+        ServerSettings s = settings(Map.of(
+                "LOCKSMITH_JDBC_URL",
+                "jdbc:postgresql://db:5432/postgres",
+                "LOCKSMITH_JDBC_USER",
+                "app",
+                "LOCKSMITH_JDBC_PASSWORD",
+                "secret"));
         assertThat(ResolutionPlan.plan(s, docker(true, asked))).containsExactly(Source.EXPLICIT);
         assertThat(asked).hasValue(0);
         assertThat(s.user()).isEqualTo("app");
@@ -40,8 +45,10 @@ class ResolutionPlanTest {
 
     @Test
     void systemPropertyWinsOverEnvironment() {
-        ServerSettings s = settings(Map.of("LOCKSMITH_JDBC_URL", "jdbc:postgresql://env/x"),
-                "locksmith.jdbc.url", "jdbc:postgresql://prop/y");
+        ServerSettings s = settings(
+                Map.of("LOCKSMITH_JDBC_URL", "jdbc:postgresql://env/x"),
+                "locksmith.jdbc.url",
+                "jdbc:postgresql://prop/y");
         assertThat(s.jdbcUrl()).contains("jdbc:postgresql://prop/y");
         assertThat(s.user()).isEqualTo("postgres");
     }
@@ -56,10 +63,12 @@ class ResolutionPlanTest {
 
     @Test
     void forcedSourceIsUsedAlone() {
-        assertThat(ResolutionPlan.plan(settings(Map.of("LOCKSMITH_DB_SOURCE", "Embedded")),
-                docker(true, new AtomicInteger()))).isEqualTo(List.of(Source.EMBEDDED));
-        assertThatThrownBy(() -> ResolutionPlan.plan(settings(Map.of("LOCKSMITH_DB_SOURCE", "explicit")),
-                docker(true, new AtomicInteger()))).hasMessageContaining("LOCKSMITH_JDBC_URL");
+        assertThat(ResolutionPlan.plan(
+                        settings(Map.of("LOCKSMITH_DB_SOURCE", "Embedded")), docker(true, new AtomicInteger())))
+                .isEqualTo(List.of(Source.EMBEDDED));
+        assertThatThrownBy(() -> ResolutionPlan.plan(
+                        settings(Map.of("LOCKSMITH_DB_SOURCE", "explicit")), docker(true, new AtomicInteger())))
+                .hasMessageContaining("LOCKSMITH_JDBC_URL");
         assertThatThrownBy(() -> settings(Map.of("LOCKSMITH_DB_SOURCE", "h2")))
                 .hasMessageContaining("explicit, testcontainers, embedded");
     }
@@ -72,8 +81,8 @@ class ResolutionPlanTest {
 
     @Test
     void unreachableExplicitServerFailsAtOnceNamingAllThreeWays() {
-        ServerSettings s = settings(Map.of("LOCKSMITH_JDBC_URL",
-                "jdbc:postgresql://127.0.0.1:1/postgres?connectTimeout=2"));
+        ServerSettings s =
+                settings(Map.of("LOCKSMITH_JDBC_URL", "jdbc:postgresql://127.0.0.1:1/postgres?connectTimeout=2"));
         assertThatThrownBy(() -> PostgresServer.start(s, () -> false))
                 .isInstanceOf(NoPostgresServerException.class)
                 .hasMessageContaining("127.0.0.1:1")

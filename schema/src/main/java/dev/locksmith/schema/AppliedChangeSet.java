@@ -10,5 +10,4 @@ import java.time.Instant;
  * @param file the logical file path Liquibase recorded, for example {@code locksmith/002-jobs.xml}
  * @param executedAt when it was applied (database time)
  */
-public record AppliedChangeSet(String id, String author, String file, Instant executedAt) {
-}
+public record AppliedChangeSet(String id, String author, String file, Instant executedAt) {}

@@ -13,19 +13,21 @@ import java.util.Set;
 import javax.sql.DataSource;
 import liquibase.Scope;
 import liquibase.UpdateSummaryOutputEnum;
+import liquibase.changelog.ChangeLogParameters;
 import liquibase.command.CommandScope;
 import liquibase.command.core.RollbackCountCommandStep;
 import liquibase.command.core.UpdateCommandStep;
 import liquibase.command.core.ValidateCommandStep;
-import liquibase.changelog.ChangeLogParameters;
 import liquibase.command.core.helpers.DatabaseChangelogCommandStep;
-import liquibase.command.core.helpers.ShowSummaryArgument;
 import liquibase.command.core.helpers.DbUrlConnectionArgumentsCommandStep;
+import liquibase.command.core.helpers.ShowSummaryArgument;
 import liquibase.database.Database;
 import liquibase.database.DatabaseFactory;
 import liquibase.database.jvm.JdbcConnection;
 import liquibase.resource.ClassLoaderResourceAccessor;
 import liquibase.ui.LoggerUIService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Applies the locksmith schema with Liquibase, for services that migrate at start-up.
@@ -66,13 +68,18 @@ public final class LocksmithSchema {
      */
     static final long MIGRATION_LOCK_KEY = 0x5a2c_6c3b_8d41_7e09L;
 
-    private LocksmithSchema() {
-    }
+    private static final Logger LOG = LoggerFactory.getLogger(LocksmithSchema.class);
+    private static final Slf4jLogService LIQUIBASE_LOG = new Slf4jLogService();
+
+    private LocksmithSchema() {}
 
     /**
      * Brings the database behind {@code dataSource} up to date with every module, in the
      * {@value SchemaName#DEFAULT} schema.
      *
+     * @param dataSource where to migrate; its user needs CREATE on the database (for the schema)
+     *     or on the schema
+     * @return the change sets this call applied, in execution order (empty when up to date)
      * @see #migrate(DataSource, String, Set)
      */
     public static List<AppliedChangeSet> migrate(DataSource dataSource) {
@@ -85,6 +92,10 @@ public final class LocksmithSchema {
      * <p>Blocks while another migrator (in this or another process) holds the migration lock.
      * Uses one connection from the data source for the duration and restores its auto-commit
      * mode before returning it. Every module's clash check runs before any change set.
+     *
+     * <p>Prints nothing: it logs one INFO line through SLF4J ({@code applied 20 change sets to
+     * schema locksmith (modules: ...)}, 0 when up to date), and Liquibase's own log goes to SLF4J
+     * one level quieter (its INFO at DEBUG, under the {@code liquibase} loggers).
      *
      * @param dataSource where to migrate; its user needs CREATE on the database (for the schema)
      *     or on the schema
@@ -103,25 +114,47 @@ public final class LocksmithSchema {
             List<AppliedChangeSet> before = appliedChangeSets(connection);
             for (String changelog : changelogs) {
                 // preconditions (the clash checks) are part of validation: all before any update
-                runLiquibase(connection, target, changelog, database -> new CommandScope(ValidateCommandStep.COMMAND_NAME)
-                        .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
-                        .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, changelog));
+                runLiquibase(
+                        connection,
+                        target,
+                        changelog,
+                        database -> new CommandScope(ValidateCommandStep.COMMAND_NAME)
+                                .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
+                                .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, changelog));
             }
             for (String changelog : changelogs) {
-                runLiquibase(connection, target, changelog, database -> new CommandScope(UpdateCommandStep.COMMAND_NAME)
-                        .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
-                        .addArgumentValue(UpdateCommandStep.CHANGELOG_FILE_ARG, changelog)
-                        .addArgumentValue(ShowSummaryArgument.SHOW_SUMMARY_OUTPUT, UpdateSummaryOutputEnum.LOG));
+                runLiquibase(
+                        connection,
+                        target,
+                        changelog,
+                        database -> new CommandScope(UpdateCommandStep.COMMAND_NAME)
+                                .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
+                                .addArgumentValue(UpdateCommandStep.CHANGELOG_FILE_ARG, changelog)
+                                .addArgumentValue(
+                                        ShowSummaryArgument.SHOW_SUMMARY_OUTPUT, UpdateSummaryOutputEnum.LOG));
             }
             List<AppliedChangeSet> after = appliedChangeSets(connection);
-            return List.copyOf(after.subList(before.size(), after.size()));
+            List<AppliedChangeSet> applied = List.copyOf(after.subList(before.size(), after.size()));
+            LOG.info("applied {} change sets to schema {} (modules: {})", applied.size(), target, names(modules));
+            return applied;
         });
+    }
+
+    private static String names(Set<SchemaModule> modules) {
+        return String.join(
+                ", ",
+                EnumSet.copyOf(modules).stream()
+                        .map(m -> m.name().toLowerCase(java.util.Locale.ROOT))
+                        .toList());
     }
 
     /**
      * Rolls back the last {@code count} applied change sets of the whole changelog in the
      * {@value SchemaName#DEFAULT} schema, newest first.
      *
+     * @param dataSource the database to roll back
+     * @param count how many change sets to roll back; must be positive
+     * @return the change sets that remain applied
      * @see #rollback(DataSource, String, int)
      */
     public static List<AppliedChangeSet> rollback(DataSource dataSource, int count) {
@@ -134,6 +167,7 @@ public final class LocksmithSchema {
      * itself is kept. On a database upgraded from 0.1.0 the tables that were moved are dropped
      * as well (their create change sets were marked as ran, and Liquibase rolls those back too).
      *
+     * @param dataSource the database to roll back
      * @param schema the schema the changelog was applied to
      * @param count how many change sets to roll back; must be positive
      * @return the change sets that remain applied
@@ -145,11 +179,22 @@ public final class LocksmithSchema {
             throw new IllegalArgumentException("count must be positive, was " + count);
         }
         return withMigrationLock(dataSource, connection -> {
-            runLiquibase(connection, target, CHANGELOG, database -> new CommandScope(RollbackCountCommandStep.COMMAND_NAME)
-                    .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
-                    .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, CHANGELOG)
-                    .addArgumentValue(RollbackCountCommandStep.COUNT_ARG, count));
-            return appliedChangeSets(connection);
+            int before = appliedChangeSets(connection).size();
+            runLiquibase(
+                    connection,
+                    target,
+                    CHANGELOG,
+                    database -> new CommandScope(RollbackCountCommandStep.COMMAND_NAME)
+                            .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
+                            .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, CHANGELOG)
+                            .addArgumentValue(RollbackCountCommandStep.COUNT_ARG, count));
+            List<AppliedChangeSet> remaining = appliedChangeSets(connection);
+            LOG.info(
+                    "rolled back {} change sets in schema {} ({} remain applied)",
+                    before - remaining.size(),
+                    target,
+                    remaining.size());
+            return remaining;
         });
     }
 
@@ -169,6 +214,9 @@ public final class LocksmithSchema {
     /**
      * Lists the change sets recorded in Liquibase's {@code databasechangelog}, oldest first;
      * empty when the database was never migrated.
+     *
+     * @param dataSource the database to read; one connection is borrowed and returned
+     * @return the applied change sets, oldest first
      */
     public static List<AppliedChangeSet> appliedChangeSets(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
@@ -180,8 +228,8 @@ public final class LocksmithSchema {
     }
 
     private static List<AppliedChangeSet> appliedChangeSets(Connection connection) throws SQLException {
-        try (PreparedStatement exists = connection.prepareStatement(
-                "SELECT to_regclass('databasechangelog') IS NOT NULL")) {
+        try (PreparedStatement exists =
+                connection.prepareStatement("SELECT to_regclass('databasechangelog') IS NOT NULL")) {
             try (ResultSet rs = exists.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
@@ -191,10 +239,13 @@ public final class LocksmithSchema {
         }
         List<AppliedChangeSet> result = new ArrayList<>();
         try (PreparedStatement select = connection.prepareStatement(
-                "SELECT id, author, filename, dateexecuted FROM databasechangelog ORDER BY orderexecuted");
-             ResultSet rs = select.executeQuery()) {
+                        "SELECT id, author, filename, dateexecuted FROM databasechangelog ORDER BY orderexecuted");
+                ResultSet rs = select.executeQuery()) {
             while (rs.next()) {
-                result.add(new AppliedChangeSet(rs.getString(1), rs.getString(2), rs.getString(3),
+                result.add(new AppliedChangeSet(
+                        rs.getString(1),
+                        rs.getString(2),
+                        rs.getString(3),
                         rs.getTimestamp(4).toInstant()));
             }
         }
@@ -205,18 +256,28 @@ public final class LocksmithSchema {
         CommandScope command(Database database) throws Exception;
     }
 
+    // UnusedVariable: changelog is redundant (each command sets its own changelog argument).
+    // BooleanLiteral: Boolean.FALSE in a Map<String, Object> of scope values reads as intended.
+    @SuppressWarnings({"UnusedVariable", "BooleanLiteral"})
     private static void runLiquibase(Connection connection, String schema, String changelog, LiquibaseCommand command)
             throws Exception {
-        Database database = DatabaseFactory.getInstance()
-                .findCorrectDatabaseImplementation(new JdbcConnection(connection));
         Map<String, Object> scope = Map.of(
                 Scope.Attr.resourceAccessor.name(),
                 new ClassLoaderResourceAccessor(LocksmithSchema.class.getClassLoader()),
-                // A library reports through logging, never on the caller's standard output.
-                Scope.Attr.ui.name(), new LoggerUIService(),
+                // A library reports through the application's logging, one level quieter than
+                // Liquibase narrates, and never on standard output or error: Liquibase's log (by
+                // default java.util.logging, whose console handler prints INFO to standard error)
+                // goes to SLF4J, and what it shows a user (the update summary) goes to that log.
+                Scope.Attr.logService.name(),
+                LIQUIBASE_LOG,
+                Scope.Attr.ui.name(),
+                new LoggerUIService(),
                 // No usage reporting from a library: the calling service did not opt in.
-                "liquibase.analytics.enabled", Boolean.FALSE);
+                "liquibase.analytics.enabled",
+                Boolean.FALSE);
         Scope.child(scope, () -> {
+            Database database =
+                    DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(connection));
             ChangeLogParameters parameters = new ChangeLogParameters(database);
             parameters.set(SCHEMA_PARAMETER, schema);
             command.command(database)

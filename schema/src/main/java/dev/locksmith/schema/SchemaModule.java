@@ -22,12 +22,12 @@ public enum SchemaModule {
         this.mainTable = mainTable;
     }
 
-    /** Classpath location of this module's changelog. */
+    /** {@return the classpath location of this module's changelog} */
     public String changelog() {
         return changelog;
     }
 
-    /** The table whose presence shows the module was applied. */
+    /** {@return the table whose presence shows the module was applied} */
     public String mainTable() {
         return mainTable;
     }

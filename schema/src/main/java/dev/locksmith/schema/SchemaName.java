@@ -21,24 +21,116 @@ public final class SchemaName {
     private static final int MAX_BYTES = 63;
 
     /** PostgreSQL's reserved key words (SQL Key Words appendix, "reserved" in PostgreSQL). */
-    private static final Set<String> RESERVED = Set.of("all", "analyse", "analyze", "and", "any", "array", "as", "asc",
-            "asymmetric", "authorization", "binary", "both", "case", "cast", "check", "collate", "collation", "column",
-            "concurrently", "constraint", "create", "cross", "current_catalog", "current_date", "current_role",
-            "current_schema", "current_time", "current_timestamp", "current_user", "default", "deferrable", "desc",
-            "distinct", "do", "else", "end", "except", "false", "fetch", "for", "foreign", "freeze", "from", "full",
-            "grant", "group", "having", "ilike", "in", "initially", "inner", "intersect", "into", "is", "isnull",
-            "join", "lateral", "leading", "left", "like", "limit", "localtime", "localtimestamp", "natural", "not",
-            "notnull", "null", "offset", "on", "only", "or", "order", "outer", "overlaps", "placing", "primary",
-            "references", "returning", "right", "select", "session_user", "similar", "some", "symmetric",
-            "system_user", "table", "tablesample", "then", "to", "trailing", "true", "union", "unique", "user",
-            "using", "variadic", "verbose", "when", "where", "window", "with");
+    private static final Set<String> RESERVED = Set.of(
+            "all",
+            "analyse",
+            "analyze",
+            "and",
+            "any",
+            "array",
+            "as",
+            "asc",
+            "asymmetric",
+            "authorization",
+            "binary",
+            "both",
+            "case",
+            "cast",
+            "check",
+            "collate",
+            "collation",
+            "column",
+            "concurrently",
+            "constraint",
+            "create",
+            "cross",
+            "current_catalog",
+            "current_date",
+            "current_role",
+            "current_schema",
+            "current_time",
+            "current_timestamp",
+            "current_user",
+            "default",
+            "deferrable",
+            "desc",
+            "distinct",
+            "do",
+            "else",
+            "end",
+            "except",
+            "false",
+            "fetch",
+            "for",
+            "foreign",
+            "freeze",
+            "from",
+            "full",
+            "grant",
+            "group",
+            "having",
+            "ilike",
+            "in",
+            "initially",
+            "inner",
+            "intersect",
+            "into",
+            "is",
+            "isnull",
+            "join",
+            "lateral",
+            "leading",
+            "left",
+            "like",
+            "limit",
+            "localtime",
+            "localtimestamp",
+            "natural",
+            "not",
+            "notnull",
+            "null",
+            "offset",
+            "on",
+            "only",
+            "or",
+            "order",
+            "outer",
+            "overlaps",
+            "placing",
+            "primary",
+            "references",
+            "returning",
+            "right",
+            "select",
+            "session_user",
+            "similar",
+            "some",
+            "symmetric",
+            "system_user",
+            "table",
+            "tablesample",
+            "then",
+            "to",
+            "trailing",
+            "true",
+            "union",
+            "unique",
+            "user",
+            "using",
+            "variadic",
+            "verbose",
+            "when",
+            "where",
+            "window",
+            "with");
 
-    private SchemaName() {
-    }
+    private SchemaName() {}
 
     /**
      * Returns {@code schema} if it is a valid locksmith schema name.
      *
+     * @param schema the name to check
+     * @return {@code schema}, unchanged
      * @throws IllegalArgumentException naming the problem, for anything else
      * @throws NullPointerException for null
      */
@@ -52,8 +144,8 @@ public final class SchemaName {
                     + "longer identifiers), was " + schema.getBytes(StandardCharsets.UTF_8).length);
         }
         if (!IDENTIFIER.matcher(schema).matches()) {
-            throw new IllegalArgumentException("schema must be a lower-case unquoted identifier ([a-z_][a-z0-9_]*), was '"
-                    + schema + "'");
+            throw new IllegalArgumentException(
+                    "schema must be a lower-case unquoted identifier ([a-z_][a-z0-9_]*), was '" + schema + "'");
         }
         if (RESERVED.contains(schema.toLowerCase(Locale.ROOT))) {
             throw new IllegalArgumentException("schema '" + schema + "' is a reserved word in PostgreSQL");

@@ -36,7 +36,10 @@ class AccountsTest extends DatabaseTest {
 
     /** Every row as it is now: the "nothing was written" witness. */
     private List<String> snapshot() {
-        return dsl.select(ACCOUNTS.ID, ACCOUNTS.BALANCE, ACCOUNTS.VERSION).from(ACCOUNTS).orderBy(ACCOUNTS.ID).fetch()
+        return dsl.select(ACCOUNTS.ID, ACCOUNTS.BALANCE, ACCOUNTS.VERSION)
+                .from(ACCOUNTS)
+                .orderBy(ACCOUNTS.ID)
+                .fetch()
                 .map(r -> r.value1() + ":" + r.value2().toPlainString() + ":" + r.value3());
     }
 
@@ -47,17 +50,21 @@ class AccountsTest extends DatabaseTest {
         assertThat(opened.version()).isZero();
         assertThat(accounts.find(dsl, opened.id())).contains(opened);
         assertThat(accounts.find(dsl, opened.id() + 1000)).isEmpty();
-        assertThat(accounts.openAll(dsl, List.of(money("1"), money("2.25")))).extracting(Account::balance)
+        assertThat(accounts.openAll(dsl, List.of(money("1"), money("2.25"))))
+                .extracting(Account::balance)
                 .containsExactly(money("1.00"), money("2.25"));
     }
 
     @Test
     void rejectsBadOpeningBalancesAndWritesNothing() {
-        assertThatThrownBy(() -> accounts.open(money("-0.01"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> accounts.open(money("-0.01")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must not be negative");
-        assertThatThrownBy(() -> accounts.open(money("1.005"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> accounts.open(money("1.005")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("never rounds");
-        assertThatThrownBy(() -> accounts.open(null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> accounts.open(null))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("openingBalance");
         assertThatThrownBy(() -> accounts.openAll(dsl, List.of(money("1"), money("-1"))))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -74,7 +81,8 @@ class AccountsTest extends DatabaseTest {
         assertThat(now.balance()).isEqualTo(money("6.01"));
         assertThat(now.version()).isEqualTo(2);
         assertThatThrownBy(() -> accounts.debit(dsl, id + 99, money("1"))).isInstanceOf(AccountNotFoundException.class);
-        assertThatThrownBy(() -> accounts.credit(dsl, id + 99, money("1"))).isInstanceOf(AccountNotFoundException.class);
+        assertThatThrownBy(() -> accounts.credit(dsl, id + 99, money("1")))
+                .isInstanceOf(AccountNotFoundException.class);
         assertThatThrownBy(() -> accounts.debit(dsl, id, money("0"))).isInstanceOf(IllegalArgumentException.class);
         assertThat(accounts.get(dsl, id)).isEqualTo(now);
     }
@@ -82,8 +90,10 @@ class AccountsTest extends DatabaseTest {
     @Test
     void compareAndSwapAppliesOnlyOnTheExpectedVersion() {
         Account a = accounts.open(money("10"));
-        assertThat(accounts.updateIfVersion(dsl, a.id(), a.version(), money("7"))).isTrue();
-        assertThat(accounts.updateIfVersion(dsl, a.id(), a.version(), money("99"))).isFalse();
+        assertThat(accounts.updateIfVersion(dsl, a.id(), a.version(), money("7")))
+                .isTrue();
+        assertThat(accounts.updateIfVersion(dsl, a.id(), a.version(), money("99")))
+                .isFalse();
         assertThat(accounts.get(dsl, a.id()).balance()).isEqualTo(money("7.00"));
         assertThatThrownBy(() -> accounts.updateIfVersion(dsl, a.id(), 1, money("-1")))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -98,8 +108,11 @@ class AccountsTest extends DatabaseTest {
             assertThatThrownBy(() -> accounts.lockForUpdate(c.dsl(), id + 7, LockWait.forever()))
                     .isInstanceOf(AccountNotFoundException.class);
             assertThatThrownBy(() -> accounts.lockForUpdate(c.dsl(), List.of(id, id + 7), LockWait.skipLocked()))
-                    .isInstanceOfSatisfying(AccountNotFoundException.class, e -> assertThat(e.accountId()).isEqualTo(id + 7));
-            assertThat(accounts.lockForUpdate(c.dsl(), List.of(id), LockWait.noWait())).hasSize(1);
+                    .isInstanceOfSatisfying(
+                            AccountNotFoundException.class,
+                            e -> assertThat(e.accountId()).isEqualTo(id + 7));
+            assertThat(accounts.lockForUpdate(c.dsl(), List.of(id), LockWait.noWait()))
+                    .hasSize(1);
         });
     }
 
@@ -116,7 +129,8 @@ class AccountsTest extends DatabaseTest {
                 .isEqualTo(TransferResult.Status.INSUFFICIENT_FUNDS);
         assertThat(snapshot()).isEqualTo(after);
         // the other direction too (the credited account has the lower id)
-        assertThat(accounts.transfer(b, a, money("3.50"), strategy).transferred()).isTrue();
+        assertThat(accounts.transfer(b, a, money("3.50"), strategy).transferred())
+                .isTrue();
         assertThat(accounts.get(dsl, a).balance()).isEqualTo(money("10.00"));
         assertThat(accounts.get(dsl, b).balance()).isEqualTo(money("0.00"));
     }
@@ -128,11 +142,15 @@ class AccountsTest extends DatabaseTest {
         long b = accounts.open(money("10")).id();
         List<String> before = snapshot();
 
-        assertThatThrownBy(() -> accounts.transfer(a, a, money("1"), strategy)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> accounts.transfer(a, a, money("1"), strategy))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("itself");
-        assertThatThrownBy(() -> accounts.transfer(a, b, money("0"), strategy)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> accounts.transfer(a, b, money("-5"), strategy)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> accounts.transfer(a, b, money("0.001"), strategy)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> accounts.transfer(a, b, money("0"), strategy))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> accounts.transfer(a, b, money("-5"), strategy))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> accounts.transfer(a, b, money("0.001"), strategy))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> accounts.transfer(a, b, null, strategy)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> accounts.transfer(a, b + 100, money("1"), strategy))
                 .isInstanceOf(AccountNotFoundException.class);
@@ -151,9 +169,12 @@ class AccountsTest extends DatabaseTest {
         List<String> before = snapshot();
 
         assertThatThrownBy(() -> dsl.transaction(c -> {
-            assertThat(accounts.transfer(c.dsl(), a, b, money("4"), strategy).transferred()).isTrue();
-            throw new IllegalStateException("caller fails after the transfer");
-        })).isInstanceOf(IllegalStateException.class);
+                    assertThat(accounts.transfer(c.dsl(), a, b, money("4"), strategy)
+                                    .transferred())
+                            .isTrue();
+                    throw new IllegalStateException("caller fails after the transfer");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         assertThat(snapshot()).isEqualTo(before);
 
         dsl.transaction(c -> {
@@ -171,13 +192,17 @@ class AccountsTest extends DatabaseTest {
         long a = accounts.open(money("10")).id();
         long b = accounts.open(money("10")).id();
         assertThatThrownBy(() -> accounts.transfer(dsl, a, b, money("1"), TransferStrategy.PESSIMISTIC))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("open transaction");
-        assertThatThrownBy(() -> dsl.transaction(c ->
-                accounts.transfer(c.dsl(), a, b, money("1"), TransferStrategy.SERIALIZABLE)))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("SERIALIZABLE");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("open transaction");
+        assertThatThrownBy(() -> dsl.transaction(
+                        c -> accounts.transfer(c.dsl(), a, b, money("1"), TransferStrategy.SERIALIZABLE)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("SERIALIZABLE");
         dsl.transaction(c -> {
             c.dsl().execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-            assertThat(accounts.transfer(c.dsl(), a, b, money("1"), TransferStrategy.SERIALIZABLE).transferred()).isTrue();
+            assertThat(accounts.transfer(c.dsl(), a, b, money("1"), TransferStrategy.SERIALIZABLE)
+                            .transferred())
+                    .isTrue();
         });
         assertThat(accounts.get(dsl, b).balance()).isEqualTo(money("11.00"));
     }

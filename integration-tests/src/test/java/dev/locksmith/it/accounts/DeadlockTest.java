@@ -44,7 +44,9 @@ class DeadlockTest extends DatabaseTest {
         List<LocksmithException> outcomes = Concurrently.run(2, 60, thread -> {
             try {
                 dsl.transaction(c -> {
-                    c.dsl().select(DSL.field("set_config('deadlock_timeout', '100ms', true)")).fetch();
+                    c.dsl()
+                            .select(DSL.field("set_config('deadlock_timeout', '100ms', true)"))
+                            .fetch();
                     accounts.lockForUpdate(c.dsl(), thread == 0 ? a : b, LockWait.forever());
                     bothHoldFirst.await(30, TimeUnit.SECONDS);
                     accounts.lockForUpdate(c.dsl(), thread == 0 ? b : a, LockWait.forever());
@@ -58,7 +60,9 @@ class DeadlockTest extends DatabaseTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = TransferStrategy.class, names = {"PESSIMISTIC", "ATOMIC_GUARD"})
+    @EnumSource(
+            value = TransferStrategy.class,
+            names = {"PESSIMISTIC", "ATOMIC_GUARD"})
     void orderedTransfersInBothDirectionsNeverDeadlock(TransferStrategy strategy) throws Exception {
         BigDecimal amount = new BigDecimal("1.00");
         CyclicBarrier together = new CyclicBarrier(4);
@@ -67,7 +71,8 @@ class DeadlockTest extends DatabaseTest {
             for (int i = 0; i < ITERATIONS; i++) {
                 together.await(30, TimeUnit.SECONDS);
                 boolean forward = thread % 2 == 0;
-                if (accounts.transfer(forward ? a : b, forward ? b : a, amount, strategy).transferred()) {
+                if (accounts.transfer(forward ? a : b, forward ? b : a, amount, strategy)
+                        .transferred()) {
                     done++;
                 }
             }

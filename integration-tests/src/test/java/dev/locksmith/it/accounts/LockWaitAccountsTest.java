@@ -64,7 +64,8 @@ class LockWaitAccountsTest extends DatabaseTest {
         }
         System.out.printf("bounded wait of %d ms gave up after %d ms%n", bound.toMillis(), waitedNanos / 1_000_000);
         // it really waited (a lower bound is correctness, not speed): lock_timeout was in force
-        assertThat(Duration.ofNanos(waitedNanos)).isGreaterThanOrEqualTo(bound.multipliedBy(9).dividedBy(10));
+        assertThat(Duration.ofNanos(waitedNanos))
+                .isGreaterThanOrEqualTo(bound.multipliedBy(9).dividedBy(10));
         assertThat(lock(LockWait.upTo(bound))).isPresent();
     }
 
@@ -72,8 +73,8 @@ class LockWaitAccountsTest extends DatabaseTest {
     void skipLockedReturnsEmptyForAHeldRowAndSkipsItInASet() throws Exception {
         try (HeldTransaction holder = holdRow()) {
             assertThat(lock(LockWait.skipLocked())).isEmpty();
-            List<Account> lockable = dsl.transactionResult(c ->
-                    accounts.lockForUpdate(c.dsl(), List.of(other, id), LockWait.skipLocked()));
+            List<Account> lockable = dsl.transactionResult(
+                    c -> accounts.lockForUpdate(c.dsl(), List.of(other, id), LockWait.skipLocked()));
             assertThat(lockable).extracting(Account::id).containsExactly(other);
             holder.commit();
         }
@@ -83,11 +84,13 @@ class LockWaitAccountsTest extends DatabaseTest {
     @Test
     void boundedWaitLeavesNoLockTimeoutOnThePooledConnection() {
         String serverDefault = dsl.fetchValue("SHOW lock_timeout").toString();
-        for (int i = 0; i < 30; i++) {   // more transactions than the pool has connections
+        for (int i = 0; i < 30; i++) { // more transactions than the pool has connections
             dsl.transaction(c -> accounts.lockForUpdate(c.dsl(), id, LockWait.upTo(Duration.ofMillis(123))));
         }
         for (int i = 0; i < poolSize(); i++) {
-            assertThat(dsl.select(DSL.field("current_setting('lock_timeout')", String.class)).fetchSingle().value1())
+            assertThat(dsl.select(DSL.field("current_setting('lock_timeout')", String.class))
+                            .fetchSingle()
+                            .value1())
                     .isEqualTo(serverDefault);
         }
     }

@@ -34,8 +34,13 @@ class LostUpdateTest extends DatabaseTest {
 
     @BeforeEach
     void freshAccount() {
-        accounts = new Accounts(dsl, RetryPolicy.builder().maxAttempts(THREADS * 4).initialBackoff(Duration.ZERO)
-                .maxBackoff(Duration.ZERO).build());
+        accounts = new Accounts(
+                dsl,
+                RetryPolicy.builder()
+                        .maxAttempts(THREADS * 4)
+                        .initialBackoff(Duration.ZERO)
+                        .maxBackoff(Duration.ZERO)
+                        .build());
         id = accounts.open(new BigDecimal("1000.00")).id();
     }
 
@@ -60,10 +65,12 @@ class LostUpdateTest extends DatabaseTest {
         CyclicBarrier allRead = new CyclicBarrier(THREADS);
         Concurrently.run(THREADS, 120, thread -> {
             for (int round = 0; round < ROUNDS; round++) {
-                BigDecimal read = balance();                 // read
+                BigDecimal read = balance(); // read
                 await(allRead);
-                dsl.update(ACCOUNTS).set(ACCOUNTS.BALANCE, read.add(ONE))   // write back what Java computed
-                        .where(ACCOUNTS.ID.eq(id)).execute();
+                dsl.update(ACCOUNTS)
+                        .set(ACCOUNTS.BALANCE, read.add(ONE)) // write back what Java computed
+                        .where(ACCOUNTS.ID.eq(id))
+                        .execute();
                 await(allRead);
             }
             return null;
@@ -96,8 +103,13 @@ class LostUpdateTest extends DatabaseTest {
                 await(allReady);
                 dsl.transaction(c -> {
                     DSLContext tx = c.dsl();
-                    BigDecimal read = accounts.lockForUpdate(tx, id, LockWait.forever()).orElseThrow().balance();
-                    tx.update(ACCOUNTS).set(ACCOUNTS.BALANCE, read.add(ONE)).where(ACCOUNTS.ID.eq(id)).execute();
+                    BigDecimal read = accounts.lockForUpdate(tx, id, LockWait.forever())
+                            .orElseThrow()
+                            .balance();
+                    tx.update(ACCOUNTS)
+                            .set(ACCOUNTS.BALANCE, read.add(ONE))
+                            .where(ACCOUNTS.ID.eq(id))
+                            .execute();
                 });
             }
             return null;
@@ -108,9 +120,14 @@ class LostUpdateTest extends DatabaseTest {
     @Test
     void optimisticCompareAndSwapRetriesAndLosesNothing() throws Exception {
         AtomicInteger retries = new AtomicInteger();
-        Accounts counting = new Accounts(dsl, RetryPolicy.builder().maxAttempts(THREADS * 4)
-                .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).build(),
-                pause -> { }, (n, failure, pause) -> retries.incrementAndGet());
+        Accounts counting = new Accounts(
+                dsl,
+                RetryPolicy.builder()
+                        .maxAttempts(THREADS * 4)
+                        .initialBackoff(Duration.ZERO)
+                        .maxBackoff(Duration.ZERO)
+                        .listener((n, failure, pause) -> retries.incrementAndGet())
+                        .build());
         CyclicBarrier allReady = new CyclicBarrier(THREADS);
         Concurrently.run(THREADS, 120, thread -> {
             for (int round = 0; round < ROUNDS; round++) {
@@ -119,7 +136,8 @@ class LostUpdateTest extends DatabaseTest {
             }
             return null;
         });
-        System.out.printf("optimistic read-modify-write: %d increments, %d compare-and-swap retries%n",
+        System.out.printf(
+                "optimistic read-modify-write: %d increments, %d compare-and-swap retries%n",
                 THREADS * ROUNDS, retries.get());
         assertThat(balance()).isEqualByComparingTo(expected());
         assertThat(retries.get()).isPositive();

@@ -4,7 +4,6 @@ import static dev.locksmith.codegen.Tables.ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.RetryPolicy;
-import dev.locksmith.Transactions;
 import dev.locksmith.accounts.Account;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.OptimisticConflictException;
@@ -36,11 +35,9 @@ class TransferLoadTest extends DatabaseTest {
     static final int TRANSFERS_PER_THREAD = 500;
     static final BigDecimal OPENING = new BigDecimal("100.00");
 
-    record Applied(long from, long to, BigDecimal amount) {
-    }
+    record Applied(long from, long to, BigDecimal amount) {}
 
-    record Tally(List<Applied> applied, int insufficient, int exhausted) {
-    }
+    record Tally(List<Applied> applied, int insufficient, int exhausted) {}
 
     /** One transfer as the code under test does it; returns whether money moved. */
     @FunctionalInterface
@@ -57,26 +54,42 @@ class TransferLoadTest extends DatabaseTest {
             throws Exception {
         dsl.deleteFrom(ACCOUNTS).execute();
         AtomicInteger retries = new AtomicInteger();
-        RetryPolicy policy = RetryPolicy.builder().maxAttempts(100).initialBackoff(Duration.ofMillis(1))
-                .maxBackoff(Duration.ofMillis(20)).build();
-        Accounts accounts = new Accounts(dsl, policy,
-                Transactions.Sleeper.THREAD_SLEEP,
-                (n, failure, pause) -> retries.incrementAndGet());
+        RetryPolicy policy = RetryPolicy.builder()
+                .maxAttempts(100)
+                .initialBackoff(Duration.ofMillis(1))
+                .maxBackoff(Duration.ofMillis(20))
+                .listener((n, failure, pause) -> retries.incrementAndGet())
+                .build();
+        Accounts accounts = new Accounts(dsl, policy);
         List<Long> ids = accounts.openAll(dsl, Collections.nCopies(accountCount, OPENING)).stream()
-                .map(Account::id).toList();
+                .map(Account::id)
+                .toList();
         BigDecimal totalBefore = total();
 
-        LoadOutcome outcome = runLoad(ids, accountCount, (from, to, amount) ->
-                accounts.transfer(from, to, amount, strategy).transferred());
-        System.out.printf("transfer %-12s %5d accounts: %5d applied, %4d insufficient, %3d gave up, %5d retries"
-                        + " (%.2f per applied), %.1f s%n", strategy, accountCount, outcome.applied(), outcome.insufficient(),
-                outcome.exhausted(), retries.get(), retries.get() / (double) Math.max(1, outcome.applied()), outcome.seconds());
+        LoadOutcome outcome = runLoad(
+                ids,
+                accountCount,
+                (from, to, amount) ->
+                        accounts.transfer(from, to, amount, strategy).transferred());
+        System.out.printf(
+                "transfer %-12s %5d accounts: %5d applied, %4d insufficient, %3d gave up, %5d retries"
+                        + " (%.2f per applied), %.1f s%n",
+                strategy,
+                accountCount,
+                outcome.applied(),
+                outcome.insufficient(),
+                outcome.exhausted(),
+                retries.get(),
+                retries.get() / (double) Math.max(1, outcome.applied()),
+                outcome.seconds());
 
         assertThat(total()).isEqualByComparingTo(totalBefore);
         assertThat(outcome.actual().values()).allSatisfy(b -> assertThat(b).isGreaterThanOrEqualTo(BigDecimal.ZERO));
         assertThat(outcome.actual().keySet()).isEqualTo(outcome.expected().keySet());
-        outcome.actual().forEach((id, balance) ->
-                assertThat(balance).as("account %d", id).isEqualByComparingTo(outcome.expected().get(id)));
+        outcome.actual()
+                .forEach((id, balance) -> assertThat(balance)
+                        .as("account %d", id)
+                        .isEqualByComparingTo(outcome.expected().get(id)));
         assertThat(outcome.applied()).isPositive();
     }
 
@@ -85,7 +98,9 @@ class TransferLoadTest extends DatabaseTest {
     void naiveTransferUnderTheSameLoadLosesMoneyOrCreatesIt() throws Exception {
         dsl.deleteFrom(ACCOUNTS).execute();
         Accounts accounts = new Accounts(dsl);
-        List<Long> ids = accounts.openAll(dsl, Collections.nCopies(10, OPENING)).stream().map(Account::id).toList();
+        List<Long> ids = accounts.openAll(dsl, Collections.nCopies(10, OPENING)).stream()
+                .map(Account::id)
+                .toList();
         // each statement auto-commits, as in so much real code
         LoadOutcome outcome = runLoad(ids, 10, (from, to, amount) -> {
             BigDecimal source = dsl.fetchValue(ACCOUNTS.BALANCE, ACCOUNTS.ID.eq(from));
@@ -93,20 +108,35 @@ class TransferLoadTest extends DatabaseTest {
             if (source.compareTo(amount) < 0) {
                 return false;
             }
-            dsl.update(ACCOUNTS).set(ACCOUNTS.BALANCE, source.subtract(amount)).where(ACCOUNTS.ID.eq(from)).execute();
-            dsl.update(ACCOUNTS).set(ACCOUNTS.BALANCE, target.add(amount)).where(ACCOUNTS.ID.eq(to)).execute();
+            dsl.update(ACCOUNTS)
+                    .set(ACCOUNTS.BALANCE, source.subtract(amount))
+                    .where(ACCOUNTS.ID.eq(from))
+                    .execute();
+            dsl.update(ACCOUNTS)
+                    .set(ACCOUNTS.BALANCE, target.add(amount))
+                    .where(ACCOUNTS.ID.eq(to))
+                    .execute();
             return true;
         });
         long wrong = outcome.actual().entrySet().stream()
-                .filter(e -> e.getValue().compareTo(outcome.expected().get(e.getKey())) != 0).count();
-        System.out.printf("naive transfer, 10 accounts: %d applied, %d of 10 balances wrong, total %s (expected %s)%n",
-                outcome.applied(), wrong, total().toPlainString(), OPENING.multiply(BigDecimal.TEN).toPlainString());
+                .filter(e -> e.getValue().compareTo(outcome.expected().get(e.getKey())) != 0)
+                .count();
+        System.out.printf(
+                "naive transfer, 10 accounts: %d applied, %d of 10 balances wrong, total %s (expected %s)%n",
+                outcome.applied(),
+                wrong,
+                total().toPlainString(),
+                OPENING.multiply(BigDecimal.TEN).toPlainString());
         assertThat(wrong).isPositive();
     }
 
-    record LoadOutcome(int applied, int insufficient, int exhausted, double seconds, Map<Long, BigDecimal> expected,
-            Map<Long, BigDecimal> actual) {
-    }
+    record LoadOutcome(
+            int applied,
+            int insufficient,
+            int exhausted,
+            double seconds,
+            Map<Long, BigDecimal> expected,
+            Map<Long, BigDecimal> actual) {}
 
     /**
      * 16 threads x 500 random transfers (amounts 0.01..50.00, seeded per thread); returns what the
@@ -152,11 +182,19 @@ class TransferLoadTest extends DatabaseTest {
         }
         Map<Long, BigDecimal> actual = dsl.select(ACCOUNTS.ID, ACCOUNTS.BALANCE).from(ACCOUNTS).fetch().stream()
                 .collect(Collectors.toMap(r -> r.value1(), r -> r.value2()));
-        return new LoadOutcome(appliedCount, tallies.stream().mapToInt(Tally::insufficient).sum(),
-                tallies.stream().mapToInt(Tally::exhausted).sum(), seconds, expected, actual);
+        return new LoadOutcome(
+                appliedCount,
+                tallies.stream().mapToInt(Tally::insufficient).sum(),
+                tallies.stream().mapToInt(Tally::exhausted).sum(),
+                seconds,
+                expected,
+                actual);
     }
 
     private BigDecimal total() {
-        return dsl.select(org.jooq.impl.DSL.sum(ACCOUNTS.BALANCE)).from(ACCOUNTS).fetchSingle().value1();
+        return dsl.select(org.jooq.impl.DSL.sum(ACCOUNTS.BALANCE))
+                .from(ACCOUNTS)
+                .fetchSingle()
+                .value1();
     }
 }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.ConnectionTerminatedException;
-import dev.locksmith.PgErrors;
+import dev.locksmith.internal.Errors;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -39,7 +39,9 @@ class CrashRecoveryTest extends DatabaseTest {
 
         try (Connection victim = pool.getConnection()) {
             DSLContext doomed = DSL.using(victim, SQLDialect.POSTGRES);
-            int pid = doomed.select(DSL.field("pg_backend_pid()", Integer.class)).fetchSingle().value1();
+            int pid = doomed.select(DSL.field("pg_backend_pid()", Integer.class))
+                    .fetchSingle()
+                    .value1();
             victim.setAutoCommit(false);
             List<Job> claimed = queue.claimInTransaction(doomed, "crash", 1);
             assertThat(claimed).extracting(Job::id).containsExactly(id);
@@ -50,10 +52,11 @@ class CrashRecoveryTest extends DatabaseTest {
             assertThat(meanwhile).isEmpty();
 
             dsl.select(DSL.field("pg_terminate_backend(?)", Boolean.class, pid)).fetch();
-            assertThatThrownBy(() -> PgErrors.translating(() -> {
-                doomed.execute("INSERT INTO crash_results VALUES (?, 'victim-again')", id);
-                return null;
-            })).isInstanceOf(ConnectionTerminatedException.class);
+            assertThatThrownBy(() -> Errors.translating(() -> {
+                        doomed.execute("INSERT INTO crash_results VALUES (?, 'victim-again')", id);
+                        return null;
+                    }))
+                    .isInstanceOf(ConnectionTerminatedException.class);
         }
 
         List<Job> reclaimed = dsl.transactionResult(c -> {
@@ -70,14 +73,17 @@ class CrashRecoveryTest extends DatabaseTest {
     @Test
     void expiredLeaseIsRescuedCompletedByAnotherAndTheStaleCompletionIsRefused() {
         long id = queue.enqueue(dsl, NewJob.of("crash", "k"));
-        Job stale = queue.claim("crash", 1, Duration.ofMillis(200), "crashed-worker").get(0);
+        Job stale = queue.claim("crash", 1, Duration.ofMillis(200), "crashed-worker")
+                .get(0);
         // the crashed worker never heartbeats; nothing can claim the job while the lease runs
         assertThat(queue.claim("crash", 1, Duration.ofMinutes(1), "other")).isEmpty();
         assertThat(queue.rescueExpired()).isZero();
 
         // wait on the database clock until the lease has expired
-        dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
-                + "FROM locksmith.jobs WHERE id = ?", id);
+        dsl.execute(
+                "SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
+                        + "FROM locksmith.jobs WHERE id = ?",
+                id);
         assertThat(queue.rescueExpired()).isEqualTo(1);
         Job rescued = queue.find(dsl, id).orElseThrow();
         assertThat(rescued.status()).isEqualTo(JobStatus.PENDING);
@@ -86,7 +92,7 @@ class CrashRecoveryTest extends DatabaseTest {
         Job fresh = queue.claim("crash", 1, Duration.ofMinutes(1), "survivor").get(0);
         assertThat(fresh.id()).isEqualTo(id);
         assertThat(fresh.attempts()).isEqualTo(2);
-        assertThat(queue.complete(dsl, stale)).isFalse();   // the stale worker comes back too late
+        assertThat(queue.complete(dsl, stale)).isFalse(); // the stale worker comes back too late
         assertThat(queue.heartbeat(stale, Duration.ofMinutes(1))).isFalse();
         assertThat(queue.complete(dsl, fresh)).isTrue();
         assertThat(dsl.fetchCount(JOBS)).isZero();
@@ -96,8 +102,10 @@ class CrashRecoveryTest extends DatabaseTest {
     void leaseExpiringOnTheLastAttemptEndsFailed() {
         long id = queue.enqueue(dsl, NewJob.builder("crash", "k").maxAttempts(1).build());
         queue.claim("crash", 1, Duration.ofMillis(50), "crashed-worker");
-        dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
-                + "FROM locksmith.jobs WHERE id = ?", id);
+        dsl.execute(
+                "SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
+                        + "FROM locksmith.jobs WHERE id = ?",
+                id);
         assertThat(queue.rescueExpired()).isEqualTo(1);
         assertThat(queue.find(dsl, id).orElseThrow().status()).isEqualTo(JobStatus.FAILED);
     }

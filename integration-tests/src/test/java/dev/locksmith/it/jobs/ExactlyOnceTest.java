@@ -47,12 +47,16 @@ class ExactlyOnceTest extends DatabaseTest {
 
     private void assertEveryJobExactlyOnce(String mode, List<Integer> perWorker) {
         int duplicates = dsl.fetchOne("SELECT count(*) FROM (SELECT job_id FROM job_results GROUP BY job_id "
-                + "HAVING count(*) > 1) d").get(0, Integer.class);
-        int distinct = dsl.fetchOne("SELECT count(DISTINCT job_id) FROM job_results").get(0, Integer.class);
+                        + "HAVING count(*) > 1) d")
+                .get(0, Integer.class);
+        int distinct =
+                dsl.fetchOne("SELECT count(DISTINCT job_id) FROM job_results").get(0, Integer.class);
         List<Long> processed = dsl.fetchValues("SELECT job_id FROM job_results").stream()
-                .map(v -> ((Number) v).longValue()).toList();
-        System.out.printf("%s: %d jobs, %d workers, processed %d (per worker %s), duplicates %d, lost %d%n", mode,
-                JOBS_COUNT, WORKERS, processed.size(), perWorker, duplicates, JOBS_COUNT - distinct);
+                .map(v -> ((Number) v).longValue())
+                .toList();
+        System.out.printf(
+                "%s: %d jobs, %d workers, processed %d (per worker %s), duplicates %d, lost %d%n",
+                mode, JOBS_COUNT, WORKERS, processed.size(), perWorker, duplicates, JOBS_COUNT - distinct);
         assertThat(duplicates).isZero();
         assertThat(processed).hasSize(JOBS_COUNT).containsExactlyInAnyOrderElementsOf(enqueued);
         assertThat(dsl.fetchCount(JOBS)).isZero();
@@ -94,8 +98,12 @@ class ExactlyOnceTest extends DatabaseTest {
                 for (Job job : jobs) {
                     dsl.transaction(c -> {
                         // at-least-once delivery, de-duplicated on the job id
-                        c.dsl().execute("INSERT INTO job_results (job_id, worker) VALUES (?, ?) "
-                                + "ON CONFLICT (job_id) DO NOTHING", job.id(), worker);
+                        c.dsl()
+                                .execute(
+                                        "INSERT INTO job_results (job_id, worker) VALUES (?, ?) "
+                                                + "ON CONFLICT (job_id) DO NOTHING",
+                                        job.id(),
+                                        worker);
                         assertThat(queue.complete(c.dsl(), job)).isTrue();
                     });
                     done++;

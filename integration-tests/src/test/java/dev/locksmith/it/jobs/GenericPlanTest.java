@@ -38,7 +38,8 @@ class GenericPlanTest extends DatabaseTest {
             DSLContext single = DSL.using(one, SQLDialect.POSTGRES);
             JobQueue onOne = new JobQueue(single);
             for (int i = 0; i < 30; i++) {
-                NewJob job = NewJob.builder("generic", "k").uniqueKey("key-" + i).build();
+                NewJob job =
+                        NewJob.builder("generic", "k").uniqueKey("key-" + i).build();
                 long id = onOne.enqueue(single, job);
                 assertThat(onOne.enqueue(single, job)).isEqualTo(id);
                 List<Job> leased = onOne.claim("generic", 1, Duration.ofMinutes(1), "w");
@@ -48,10 +49,17 @@ class GenericPlanTest extends DatabaseTest {
             }
             long forced = single.transactionResult(c -> {
                 c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                long first = onOne.enqueue(c.dsl(), NewJob.builder("generic", "k").uniqueKey("forced").build());
-                assertThat(onOne.enqueue(c.dsl(), NewJob.builder("generic", "k").uniqueKey("forced").build()))
+                long first = onOne.enqueue(
+                        c.dsl(),
+                        NewJob.builder("generic", "k").uniqueKey("forced").build());
+                assertThat(onOne.enqueue(
+                                c.dsl(),
+                                NewJob.builder("generic", "k")
+                                        .uniqueKey("forced")
+                                        .build()))
                         .isEqualTo(first);
-                assertThat(onOne.claimInTransaction(c.dsl(), "generic", 10)).extracting(Job::id)
+                assertThat(onOne.claimInTransaction(c.dsl(), "generic", 10))
+                        .extracting(Job::id)
                         .containsExactly(first);
                 return first;
             });
@@ -73,14 +81,18 @@ class GenericPlanTest extends DatabaseTest {
             JobQueue onOne = new JobQueue(single);
             // PgJDBC server-prepares a statement from its fifth execution on a connection.
             for (int i = 0; i < 10; i++) {
-                single.transaction(c -> assertThat(onOne.claimInTransaction(c.dsl(), "generic", 1)).hasSize(1));
+                single.transaction(c -> assertThat(onOne.claimInTransaction(c.dsl(), "generic", 1))
+                        .hasSize(1));
             }
             List<String> plan = single.transactionResult(c -> {
-                String name = c.dsl().fetchOne("SELECT name FROM pg_prepared_statements "
-                        + "WHERE statement LIKE 'delete from %jobs%' AND from_sql = false").get(0, String.class);
+                String name = c.dsl()
+                        .fetchOne("SELECT name FROM pg_prepared_statements "
+                                + "WHERE statement LIKE 'delete from %jobs%' AND from_sql = false")
+                        .get(0, String.class);
                 assertThat(name).as("the claim is a server-prepared statement").isNotNull();
                 c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                return c.dsl().fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic', 3)")
+                return c.dsl()
+                        .fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic', 3)")
                         .getValues(0, String.class);
             });
             System.out.println("generic plan of the transactional claim:\n  " + String.join("\n  ", plan));

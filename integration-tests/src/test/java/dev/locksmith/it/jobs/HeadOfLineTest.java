@@ -44,8 +44,8 @@ class HeadOfLineTest extends DatabaseTest {
         List<Long> held = new CopyOnWriteArrayList<>();
         try {
             for (int i = 0; i < K; i++) {
-                holders.add(HeldTransaction.start(dsl, tx -> queue.claimInTransaction(tx, "hol", 1)
-                        .forEach(j -> held.add(j.id()))));
+                holders.add(HeldTransaction.start(
+                        dsl, tx -> queue.claimInTransaction(tx, "hol", 1).forEach(j -> held.add(j.id()))));
             }
             assertThat(held).hasSize(K).doesNotHaveDuplicates();
 
@@ -65,13 +65,16 @@ class HeadOfLineTest extends DatabaseTest {
     void withoutSkipLockedTheNextClaimerWaitsBehindTheFirstHolder() throws Exception {
         LockWait bounded = LockWait.upTo(Duration.ofMillis(300));
         try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> queue.claimInTransaction(tx, "hol", 1))) {
-            assertThatThrownBy(() -> dsl.transaction(c -> bounded.run(c.dsl(), () -> c.dsl()
-                    .select(JOBS.ID).from(JOBS)
-                    .where(JOBS.QUEUE.eq("hol").and(JOBS.STATUS.eq("pending")))
-                    .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
-                    .limit(1)
-                    .forUpdate()        // no SKIP LOCKED: queues up behind the holder
-                    .fetch())))
+            assertThatThrownBy(() -> dsl.transaction(c -> bounded.run(
+                            c.dsl(),
+                            () -> c.dsl()
+                                    .select(JOBS.ID)
+                                    .from(JOBS)
+                                    .where(JOBS.QUEUE.eq("hol").and(JOBS.STATUS.eq("pending")))
+                                    .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
+                                    .limit(1)
+                                    .forUpdate() // no SKIP LOCKED: queues up behind the holder
+                                    .fetch())))
                     .isInstanceOf(LockNotAvailableException.class);
             holder.rollback();
         }

@@ -16,8 +16,8 @@ import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.QueueStats;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.Set;
+import java.util.UUID;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,12 +30,16 @@ class JobQueueTest extends DatabaseTest {
     @BeforeEach
     void emptyQueue() {
         dsl.deleteFrom(JOBS).execute();
-        queue = new JobQueue(dsl, JobQueueConfig.defaults()
-                .withRetryBackoff(new Backoff(Duration.ofMillis(100), Duration.ofSeconds(10), 2.0, 0.0)));
+        queue = new JobQueue(
+                dsl,
+                JobQueueConfig.builder()
+                        .retryBackoff(new Backoff(Duration.ofMillis(100), Duration.ofSeconds(10), 2.0, 0.0))
+                        .build());
     }
 
     private List<Long> claimAllInTransaction(String q) {
-        return dsl.transactionResult(c -> queue.claimInTransaction(c.dsl(), q, 100).stream().map(Job::id).toList());
+        return dsl.transactionResult(c ->
+                queue.claimInTransaction(c.dsl(), q, 100).stream().map(Job::id).toList());
     }
 
     @Test
@@ -43,25 +47,31 @@ class JobQueueTest extends DatabaseTest {
         assertThatThrownBy(() -> NewJob.of("", "k")).hasMessageContaining("queue");
         assertThatThrownBy(() -> NewJob.of(" ", "k")).hasMessageContaining("queue");
         assertThatThrownBy(() -> NewJob.of("q", null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> NewJob.builder("q", "k").priority(1001).build()).hasMessageContaining("priority");
+        assertThatThrownBy(() -> NewJob.builder("q", "k").priority(1001).build())
+                .hasMessageContaining("priority");
         assertThatThrownBy(() -> NewJob.builder("q", "k").priority(-1).build()).hasMessageContaining("priority");
-        assertThatThrownBy(() -> NewJob.builder("q", "k").payload("{not json").build()).hasMessageContaining("JSON");
-        assertThatThrownBy(() -> NewJob.builder("q", "k").maxAttempts(0).build()).hasMessageContaining("maxAttempts");
-        assertThatThrownBy(() -> NewJob.builder("q", "k").delay(Duration.ofSeconds(-1)).build())
+        assertThatThrownBy(() -> NewJob.builder("q", "k").payload("{not json").build())
+                .hasMessageContaining("JSON");
+        assertThatThrownBy(() -> NewJob.builder("q", "k").maxAttempts(0).build())
+                .hasMessageContaining("maxAttempts");
+        assertThatThrownBy(() ->
+                        NewJob.builder("q", "k").delay(Duration.ofSeconds(-1)).build())
                 .hasMessageContaining("delay");
         assertThatThrownBy(() -> Claim.of("q", 0)).hasMessageContaining("limit");
         assertThatThrownBy(() -> queue.claim("q", 1, Duration.ZERO, "w")).hasMessageContaining("lease");
         assertThatThrownBy(() -> queue.claim("q", 1, Duration.ofSeconds(1), "")).hasMessageContaining("workerId");
         assertThatThrownBy(() -> queue.enqueueAll(dsl, java.util.Arrays.asList(NewJob.of("q", "k"), null)))
                 .isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> queue.deleteFinishedOlderThan(Duration.ofDays(1), 0)).hasMessageContaining("batchSize");
+        assertThatThrownBy(() -> queue.deleteFinishedOlderThan(Duration.ofDays(1), 0))
+                .hasMessageContaining("batchSize");
         assertThat(dsl.fetchCount(JOBS)).isZero();
     }
 
     @Test
     void transactionalClaimNeedsAnOpenTransaction() {
         queue.enqueue(dsl, NewJob.of("q", "k"));
-        assertThatThrownBy(() -> queue.claimInTransaction(dsl, "q", 1)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> queue.claimInTransaction(dsl, "q", 1))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("open transaction");
         assertThat(dsl.fetchCount(JOBS)).isEqualTo(1);
     }
@@ -71,9 +81,14 @@ class JobQueueTest extends DatabaseTest {
         long late = queue.enqueue(dsl, NewJob.builder("q", "k").priority(100).build());
         long first = queue.enqueue(dsl, NewJob.builder("q", "k").priority(5).build());
         long second = queue.enqueue(dsl, NewJob.builder("q", "k").priority(5).build());
-        long future = queue.enqueue(dsl, NewJob.builder("q", "k").priority(0).delay(Duration.ofHours(1)).build());
+        long future = queue.enqueue(
+                dsl,
+                NewJob.builder("q", "k").priority(0).delay(Duration.ofHours(1)).build());
         // an earlier run_at wins over a lower id at equal priority
-        dsl.update(JOBS).set(JOBS.RUN_AT, DSL.currentOffsetDateTime().minus(1)).where(JOBS.ID.eq(second)).execute();
+        dsl.update(JOBS)
+                .set(JOBS.RUN_AT, DSL.currentOffsetDateTime().minus(1))
+                .where(JOBS.ID.eq(second))
+                .execute();
         queue.enqueue(dsl, NewJob.of("other", "k"));
 
         assertThat(claimAllInTransaction("q")).containsExactly(second, first, late);
@@ -82,10 +97,12 @@ class JobQueueTest extends DatabaseTest {
 
     @Test
     void batchEnqueueReturnsIdsInOrderAndShardsFilterClaims() {
-        List<Long> ids = queue.enqueueAll(dsl, List.of(
-                NewJob.builder("q", "a").shard(1).build(),
-                NewJob.builder("q", "b").shard(2).payload("{\"n\": 2}").build(),
-                NewJob.builder("q", "c").shard(3).build()));
+        List<Long> ids = queue.enqueueAll(
+                dsl,
+                List.of(
+                        NewJob.builder("q", "a").shard(1).build(),
+                        NewJob.builder("q", "b").shard(2).payload("{\"n\": 2}").build(),
+                        NewJob.builder("q", "c").shard(3).build()));
         assertThat(ids).isSorted().doesNotHaveDuplicates();
         assertThat(dsl.fetchValue(JOBS.KIND, JOBS.ID.eq(ids.get(1)))).isEqualTo("b");
 
@@ -97,18 +114,27 @@ class JobQueueTest extends DatabaseTest {
     @Test
     void uniqueKeyReturnsTheLiveJobAndIsFreedWhenItFinishes() {
         long id = queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build());
-        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build())).isEqualTo(id);
-        List<Long> batch = queue.enqueueAll(dsl, List.of(NewJob.builder("q", "k").uniqueKey("u").build(),
-                NewJob.builder("q", "k").uniqueKey("v").build(), NewJob.builder("q", "k").uniqueKey("v").build()));
+        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build()))
+                .isEqualTo(id);
+        List<Long> batch = queue.enqueueAll(
+                dsl,
+                List.of(
+                        NewJob.builder("q", "k").uniqueKey("u").build(),
+                        NewJob.builder("q", "k").uniqueKey("v").build(),
+                        NewJob.builder("q", "k").uniqueKey("v").build()));
         assertThat(batch.get(0)).isEqualTo(id);
         assertThat(batch.get(1)).isEqualTo(batch.get(2)).isNotEqualTo(id);
-        assertThat(queue.enqueue(dsl, NewJob.builder("other", "k").uniqueKey("u").build())).isNotEqualTo(id);
+        assertThat(queue.enqueue(
+                        dsl, NewJob.builder("other", "k").uniqueKey("u").build()))
+                .isNotEqualTo(id);
 
         Job leased = queue.claim(Claim.of("q", 1), Duration.ofMinutes(1), "w").get(0);
         assertThat(leased.id()).isEqualTo(id);
-        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build())).isEqualTo(id);
+        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build()))
+                .isEqualTo(id);
         assertThat(queue.complete(dsl, leased)).isTrue();
-        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build())).isNotEqualTo(id);
+        assertThat(queue.enqueue(dsl, NewJob.builder("q", "k").uniqueKey("u").build()))
+                .isNotEqualTo(id);
     }
 
     @Test
@@ -134,7 +160,8 @@ class JobQueueTest extends DatabaseTest {
 
     @Test
     void completeAllFinishesManyJobsInOneStatementAndKeepsThemWhenConfigured() {
-        JobQueue keeping = new JobQueue(dsl, JobQueueConfig.defaults().withKeepCompleted(true));
+        JobQueue keeping =
+                new JobQueue(dsl, JobQueueConfig.builder().keepCompleted(true).build());
         keeping.enqueueAll(dsl, List.of(NewJob.of("q", "k"), NewJob.of("q", "k"), NewJob.of("q", "k")));
         List<Job> leased = keeping.claim("q", 3, Duration.ofMinutes(1), "w");
         int completed = dsl.transactionResult(c -> keeping.completeAll(c.dsl(), leased));
@@ -158,15 +185,30 @@ class JobQueueTest extends DatabaseTest {
         int completed = dsl.transactionResult(c -> queue.completeAll(c.dsl(), List.of(held, otherLease, swapped)));
         assertThat(completed).isEqualTo(1);
         assertThat(queue.find(dsl, held.id())).isEmpty();
-        assertThat(dsl.fetchValues(JOBS.ID)).containsExactlyInAnyOrder(leased.get(1).id(), leased.get(2).id());
+        assertThat(dsl.fetchValues(JOBS.ID))
+                .containsExactlyInAnyOrder(leased.get(1).id(), leased.get(2).id());
         assertThat(queue.completeAll(dsl, leased.subList(1, 3))).isEqualTo(2);
         assertThat(dsl.fetchCount(JOBS)).isZero();
     }
 
     private static Job withLease(Job job, UUID leaseId) {
-        return new Job(job.id(), job.queue(), job.shard(), job.kind(), job.payload(), job.priority(), job.runAt(),
-                job.status(), job.attempts(), job.maxAttempts(), job.lockedBy(), job.lockedUntil(), job.uniqueKey(),
-                job.lastError(), job.createdAt(), leaseId);
+        return new Job(
+                job.id(),
+                job.queue(),
+                job.shard(),
+                job.kind(),
+                job.payload(),
+                job.priority(),
+                job.runAt(),
+                job.status(),
+                job.attempts(),
+                job.maxAttempts(),
+                job.lockedBy(),
+                job.lockedUntil(),
+                job.uniqueKey(),
+                job.lastError(),
+                job.createdAt(),
+                leaseId);
     }
 
     @Test

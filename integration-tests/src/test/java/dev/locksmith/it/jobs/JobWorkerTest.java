@@ -100,7 +100,11 @@ class JobWorkerTest extends DatabaseTest {
     void notifyWakesAnIdleWorkerLongBeforeItsPollInterval() throws Exception {
         Recorder recorder = new Recorder(1);
         try (JobWorker worker = JobWorker.builder(pool, "notify", recordingHandler())
-                .threads(2).pollInterval(Duration.ofMinutes(10)).listener(recorder).build().start()) {
+                .threads(2)
+                .pollInterval(Duration.ofMinutes(10))
+                .listener(recorder)
+                .build()
+                .start()) {
             await(recorder.listening, "LISTEN established");
             await(recorder.idle, "worker idle");
 
@@ -108,7 +112,8 @@ class JobWorkerTest extends DatabaseTest {
 
             await(recorder.completed, "job completed");
             // with a 10-minute poll interval, only the notification can have woken the worker
-            assertThat(events).containsSubsequence("idle", "woke:NOTIFICATION", "completed:" + id)
+            assertThat(events)
+                    .containsSubsequence("idle", "woke:NOTIFICATION", "completed:" + id)
                     .doesNotContain("woke:POLL");
         }
         assertThat(dsl.fetchCount(JOBS)).isZero();
@@ -119,11 +124,16 @@ class JobWorkerTest extends DatabaseTest {
     void withoutListenPollingStillFindsTheJob() throws Exception {
         Recorder recorder = new Recorder(1);
         try (JobWorker worker = JobWorker.builder(pool, "polled", recordingHandler())
-                .listen(false).pollInterval(Duration.ofMillis(50)).listener(recorder).build().start()) {
+                .listen(false)
+                .pollInterval(Duration.ofMillis(50))
+                .listener(recorder)
+                .build()
+                .start()) {
             await(recorder.idle, "worker idle");
             long id = queue.enqueue(dsl, NewJob.of("polled", "k"));
             await(recorder.completed, "job completed");
-            assertThat(events).containsSubsequence("idle", "woke:POLL", "completed:" + id)
+            assertThat(events)
+                    .containsSubsequence("idle", "woke:POLL", "completed:" + id)
                     .doesNotContain("listening", "woke:NOTIFICATION");
         }
     }
@@ -131,23 +141,31 @@ class JobWorkerTest extends DatabaseTest {
     @Test
     void handlerExceptionsAreRetriedWithBackoffThenFailWithTheMessageAndTheirWritesRolledBack() throws Exception {
         Recorder recorder = new Recorder(0);
-        long id = queue.enqueue(dsl, NewJob.builder("failing", "k").maxAttempts(3).build());
+        long id =
+                queue.enqueue(dsl, NewJob.builder("failing", "k").maxAttempts(3).build());
         JobHandler exploding = (job, tx) -> {
             tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
             throw new IllegalStateException("handler exploded on attempt " + job.attempts());
         };
         try (JobWorker worker = JobWorker.builder(pool, "failing", exploding)
-                .queueConfig(JobQueueConfig.defaults().withRetryBackoff(
-                        new Backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0, 0.0)))
-                .pollInterval(Duration.ofMillis(20)).listener(recorder).build().start()) {
+                .queueConfig(JobQueueConfig.builder()
+                        .retryBackoff(new Backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0, 0.0))
+                        .build())
+                .pollInterval(Duration.ofMillis(20))
+                .listener(recorder)
+                .build()
+                .start()) {
             await(recorder.failedForGood, "job failed for good");
         }
         Job failed = queue.find(dsl, id).orElseThrow();
         assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
         assertThat(failed.attempts()).isEqualTo(3);
         assertThat(failed.lastError()).contains("IllegalStateException").contains("handler exploded on attempt 3");
-        assertThat(events).containsSubsequence("failed:" + id + ":RETRY_SCHEDULED", "failed:" + id + ":RETRY_SCHEDULED",
-                "failed:" + id + ":FAILED");
+        assertThat(events)
+                .containsSubsequence(
+                        "failed:" + id + ":RETRY_SCHEDULED",
+                        "failed:" + id + ":RETRY_SCHEDULED",
+                        "failed:" + id + ":FAILED");
         assertThat(dsl.fetchCount(dsl.selectFrom("worker_results"))).isZero();
     }
 
@@ -160,8 +178,12 @@ class JobWorkerTest extends DatabaseTest {
             twoStarted.countDown();
             never.await();
         };
-        JobWorker worker = JobWorker.builder(pool, "slow", blocking).threads(2)
-                .shutdownGrace(Duration.ofMillis(200)).listener(new Recorder(0)).build().start();
+        JobWorker worker = JobWorker.builder(pool, "slow", blocking)
+                .threads(2)
+                .shutdownGrace(Duration.ofMillis(200))
+                .listener(new Recorder(0))
+                .build()
+                .start();
         try {
             await(twoStarted, "two handlers running");
             assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("running"))).isEqualTo(2);
@@ -185,15 +207,18 @@ class JobWorkerTest extends DatabaseTest {
             running.countDown();
             cancelled.await();
         };
-        try (JobWorker worker = JobWorker.builder(pool, "revoked", handler).listener(new WorkerListener() {
-            @Override
-            public void leaseLost(Job job) {
-                events.add("leaseLost:" + job.id());
-                leaseLost.countDown();
-            }
-        }).build().start()) {
+        try (JobWorker worker = JobWorker.builder(pool, "revoked", handler)
+                .listener(new WorkerListener() {
+                    @Override
+                    public void leaseLost(Job job) {
+                        events.add("leaseLost:" + job.id());
+                        leaseLost.countDown();
+                    }
+                })
+                .build()
+                .start()) {
             await(running, "handler running");
-            assertThat(queue.cancel(dsl, id)).isTrue();   // e.g. an operator cancels the job meanwhile
+            assertThat(queue.cancel(dsl, id)).isTrue(); // e.g. an operator cancels the job meanwhile
             cancelled.countDown();
             await(leaseLost, "completion refused");
         }
@@ -209,10 +234,14 @@ class JobWorkerTest extends DatabaseTest {
         CountDownLatch finish = new CountDownLatch(1);
         Recorder recorder = new Recorder(1);
         JobWorker worker = JobWorker.builder(pool, "graceful", (job, tx) -> {
-            started.countDown();
-            finish.await();
-            tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
-        }).shutdownGrace(Duration.ofSeconds(20)).listener(recorder).build().start();
+                    started.countDown();
+                    finish.await();
+                    tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
+                })
+                .shutdownGrace(Duration.ofSeconds(20))
+                .listener(recorder)
+                .build()
+                .start();
         await(started, "handler running");
         Thread closer = new Thread(worker::close);
         closer.start();

@@ -54,12 +54,14 @@ class LeaseTest extends DatabaseTest {
             dsl.execute("INSERT INTO locksmith.jobs (id, queue, kind) VALUES (4242, 'q', 'mine')");
             otherDsl.execute("INSERT INTO locksmith.jobs (id, queue, kind) VALUES (4242, 'q', 'theirs')");
             Job mine = queue.claim("q", 1, Duration.ofMinutes(1), "worker-1").get(0);
-            Job theirs = otherQueue.claim("q", 1, Duration.ofMinutes(1), "worker-1").get(0);
+            Job theirs =
+                    otherQueue.claim("q", 1, Duration.ofMinutes(1), "worker-1").get(0);
             assertThat(mine.id()).isEqualTo(theirs.id());
             assertThat(mine.attempts()).isEqualTo(theirs.attempts());
 
             assertThat(complete(otherDsl, otherQueue, mine)).isFalse();
-            assertThat(otherDsl.transactionResult(c -> otherQueue.fail(c.dsl(), mine, "x")).outcome())
+            assertThat(otherDsl.transactionResult(c -> otherQueue.fail(c.dsl(), mine, "x"))
+                            .outcome())
                     .isEqualTo(FailResult.Outcome.LEASE_LOST);
             assertThat(otherQueue.heartbeat(mine, Duration.ofMinutes(5))).isFalse();
             assertThat(otherQueue.release(mine)).isFalse();
@@ -94,23 +96,34 @@ class LeaseTest extends DatabaseTest {
         long id = dsl.transactionResult(c -> {
             c.dsl().execute("SELECT pg_sleep(1)");
             enqueuedAt[0] = c.dsl().fetchValue(DSL.field("clock_timestamp()", OffsetDateTime.class));
-            return queue.enqueue(c.dsl(), NewJob.builder("q", "k").delay(Duration.ofSeconds(2)).build());
+            return queue.enqueue(
+                    c.dsl(),
+                    NewJob.builder("q", "k").delay(Duration.ofSeconds(2)).build());
         });
         OffsetDateTime runAt = queue.find(dsl, id).orElseThrow().runAt();
         assertThat(runAt).isAfterOrEqualTo(enqueuedAt[0].plusSeconds(2));
-        assertThatThrownBy(() -> NewJob.builder("q", "k").delay(Duration.ofSeconds(Long.MAX_VALUE)).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("delay must be between");
+        assertThatThrownBy(() -> NewJob.builder("q", "k")
+                        .delay(Duration.ofSeconds(Long.MAX_VALUE))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("delay must be between");
     }
 
     @Test
     void aWorkerRefusesAPoolTooSmallForItsHeartbeats() {
         try (HikariDataSource small = TestPostgres.pool(database, 5)) {
-            JobWorker worker = JobWorker.builder(small, "q", (job, tx) -> { }).threads(4).build();
-            assertThatThrownBy(worker::start).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("allows at most 5 connections").hasMessageContaining("needs 7");
+            JobWorker worker =
+                    JobWorker.builder(small, "q", (job, tx) -> {}).threads(4).build();
+            assertThatThrownBy(worker::start)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("allows at most 5 connections")
+                    .hasMessageContaining("needs 7");
             assertThat(JobWorker.connectionsNeeded(4, false)).isEqualTo(6);
-            try (JobWorker enough = JobWorker.builder(small, "q", (job, tx) -> { }).threads(3).listen(false)
-                    .build().start()) {
+            try (JobWorker enough = JobWorker.builder(small, "q", (job, tx) -> {})
+                    .threads(3)
+                    .listen(false)
+                    .build()
+                    .start()) {
                 assertThat(enough.workerId()).isNotBlank();
             }
         }
@@ -123,7 +136,8 @@ class LeaseTest extends DatabaseTest {
      * stale run's end stopped the second run's heartbeats, and the job looped until it failed.
      */
     private void aLapsedLeaseDoesNotMakeTheJobLoop(DataSource workerDataSource, Runnable lapse) throws Exception {
-        long id = queue.enqueue(dsl, NewJob.builder("lapse", "slow").maxAttempts(4).build());
+        long id = queue.enqueue(
+                dsl, NewJob.builder("lapse", "slow").maxAttempts(4).build());
         AtomicInteger runs = new AtomicInteger();
         CountDownLatch secondStarted = new CountDownLatch(1);
         CountDownLatch completed = new CountDownLatch(1);
@@ -137,9 +151,13 @@ class LeaseTest extends DatabaseTest {
             secondStarted.countDown();
             // outlives its lease: only heartbeats keep it, so wait until they have pushed it two
             // leases past the expiry the claim set
-            awaitTrue("heartbeats extended the second run's lease", "SELECT coalesce(bool_or(locked_until >= ?::timestamptz), false) "
-                    + "FROM locksmith.jobs WHERE id = ? AND lease_id = ?",
-                    job.lockedUntil().plus(LEASE.multipliedBy(2)), job.id(), job.leaseId());
+            awaitTrue(
+                    "heartbeats extended the second run's lease",
+                    "SELECT coalesce(bool_or(locked_until >= ?::timestamptz), false) "
+                            + "FROM locksmith.jobs WHERE id = ? AND lease_id = ?",
+                    job.lockedUntil().plus(LEASE.multipliedBy(2)),
+                    job.id(),
+                    job.leaseId());
         };
         WorkerListener listener = new WorkerListener() {
             @Override
@@ -147,9 +165,15 @@ class LeaseTest extends DatabaseTest {
                 completed.countDown();
             }
         };
-        try (JobWorker worker = JobWorker.builder(workerDataSource, "lapse", handler).threads(2).lease(LEASE)
-                .rescueInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(50)).listen(false)
-                .listener(listener).build().start()) {
+        try (JobWorker worker = JobWorker.builder(workerDataSource, "lapse", handler)
+                .threads(2)
+                .lease(LEASE)
+                .rescueInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(50))
+                .listen(false)
+                .listener(listener)
+                .build()
+                .start()) {
             assertThat(completed.await(30, TimeUnit.SECONDS)).as("completed").isTrue();
         }
         assertThat(runs).as("runs of the handler").hasValue(2);
@@ -160,8 +184,9 @@ class LeaseTest extends DatabaseTest {
     void aLeaseThatLapsedAndWasRescuedDoesNotMakeTheJobLoop() throws Exception {
         aLapsedLeaseDoesNotMakeTheJobLoop(pool, () -> {
             // what rescueExpired does once a lease has expired (a long GC pause, a stalled host)
-            dsl.execute("UPDATE locksmith.jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, lease_id = NULL "
-                    + "WHERE queue = 'lapse'");
+            dsl.execute(
+                    "UPDATE locksmith.jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, lease_id = NULL "
+                            + "WHERE queue = 'lapse'");
         });
     }
 
@@ -171,8 +196,10 @@ class LeaseTest extends DatabaseTest {
                 HikariDataSource proxied = proxy.pool(database, 8, 500)) {
             aLapsedLeaseDoesNotMakeTheJobLoop(proxied, () -> {
                 proxy.down(); // heartbeats fail, the lease expires
-                awaitTrue("the lease expired", "SELECT coalesce(bool_and(locked_until < clock_timestamp()), false) "
-                        + "FROM locksmith.jobs WHERE queue = 'lapse' AND status = 'running'");
+                awaitTrue(
+                        "the lease expired",
+                        "SELECT coalesce(bool_and(locked_until < clock_timestamp()), false) "
+                                + "FROM locksmith.jobs WHERE queue = 'lapse' AND status = 'running'");
                 // another worker, which still reaches the database, rescues the expired lease
                 assertThat(queue.rescueExpired()).isEqualTo(1);
                 proxy.up(); // this worker claims the job again
@@ -195,5 +222,4 @@ class LeaseTest extends DatabaseTest {
         Boolean done = on.transactionResult(c -> q.complete(c.dsl(), job));
         return done;
     }
-
 }

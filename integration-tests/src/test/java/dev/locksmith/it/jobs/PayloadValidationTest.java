@@ -21,16 +21,68 @@ class PayloadValidationTest extends DatabaseTest {
 
     /** Valid, invalid and edge-case JSON texts; the verdict of each comes from PostgreSQL. */
     private static final List<String> CORPUS = List.of(
-            "{}", "[]", "0", "-0", "1.5e3", "1E+2", "-1.25E-2", "\"text\"", "true", "false", "null",
-            " \t\n\r{\"a\": [1, 2, {\"b\": null}]} \n", "\"\\u00e9\\n\\t\\\"\\\\\\/\\b\\f\\r\"",
-            "\"\\ud83d\\ude00\"", "\"\uD83D\uDE00\"", "\"é\"", "[1e131071]", "[0.1e-16382]", "[0e200000]",
+            "{}",
+            "[]",
+            "0",
+            "-0",
+            "1.5e3",
+            "1E+2",
+            "-1.25E-2",
+            "\"text\"",
+            "true",
+            "false",
+            "null",
+            " \t\n\r{\"a\": [1, 2, {\"b\": null}]} \n",
+            "\"\\u00e9\\n\\t\\\"\\\\\\/\\b\\f\\r\"",
+            "\"\\ud83d\\ude00\"",
+            "\"\uD83D\uDE00\"",
+            "\"é\"",
+            "[1e131071]",
+            "[0.1e-16382]",
+            "[0e200000]",
             "[123.456e131069]",
             // invalid
-            "{\"a\": 1,}", "[1,,2]", "{\"a\" 1}", "01", "-01", "\"\\u0000\"", "\"a\nb\"", "\"a\tb\"", "", " ",
-            "1 2", "{} []", "{'a': 1}", "{a: 1}", "[1, 2", "{\"a\": 1", "tru", "nul", "TRUE", "1.", ".5", "+1",
-            "1e", "1e+", "-", "\"\\x\"", "\"\\u12\"", "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83d\\u0041\"",
-            "\"unterminated", "[1] // comment", "NaN", "Infinity", "[1e131072]", "[10e131071]", "[1e-16384]",
-            "[0.1e-16383]", "[1.000e-16381]", "[0e-16384]", "{\"a\":1}\u0000");
+            "{\"a\": 1,}",
+            "[1,,2]",
+            "{\"a\" 1}",
+            "01",
+            "-01",
+            "\"\\u0000\"",
+            "\"a\nb\"",
+            "\"a\tb\"",
+            "",
+            " ",
+            "1 2",
+            "{} []",
+            "{'a': 1}",
+            "{a: 1}",
+            "[1, 2",
+            "{\"a\": 1",
+            "tru",
+            "nul",
+            "TRUE",
+            "1.",
+            ".5",
+            "+1",
+            "1e",
+            "1e+",
+            "-",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\ud83d\"",
+            "\"\\ude00\"",
+            "\"\\ud83d\\u0041\"",
+            "\"unterminated",
+            "[1] // comment",
+            "NaN",
+            "Infinity",
+            "[1e131072]",
+            "[10e131071]",
+            "[1e-16384]",
+            "[0.1e-16383]",
+            "[1.000e-16381]",
+            "[0e-16384]",
+            "{\"a\":1}\u0000");
 
     @Test
     void acceptsExactlyWhatPostgresqlAcceptsAsJsonb() {
@@ -55,7 +107,8 @@ class PayloadValidationTest extends DatabaseTest {
         assertThat(accepts(ok)).isTrue();
         assertThat(postgresAccepts(ok)).isTrue();
         assertThatThrownBy(() -> NewJob.builder("q", "k").payload(deep).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nested deeper than 1000");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nested deeper than 1000");
     }
 
     @Test
@@ -66,7 +119,8 @@ class PayloadValidationTest extends DatabaseTest {
                 .hasMessageContaining("payload must be at most 1048576 bytes");
         String multiByte = "\"" + "é".repeat(NewJob.MAX_PAYLOAD_BYTES / 2) + "\"";
         assertThatThrownBy(() -> NewJob.builder("q", "k").payload(multiByte).build())
-                .as("the limit counts UTF-8 bytes, not chars").isInstanceOf(IllegalArgumentException.class);
+                .as("the limit counts UTF-8 bytes, not chars")
+                .isInstanceOf(IllegalArgumentException.class);
         String fits = "\"" + "x".repeat(NewJob.MAX_PAYLOAD_BYTES - 2) + "\"";
         assertThat(accepts(fits)).isTrue();
     }
@@ -77,7 +131,11 @@ class PayloadValidationTest extends DatabaseTest {
         dsl.deleteFrom(JOBS).execute();
         long kept = dsl.transactionResult(c -> {
             long first = queue.enqueue(c.dsl(), NewJob.of("payloads", "k"));
-            assertThatThrownBy(() -> queue.enqueue(c.dsl(), NewJob.builder("payloads", "k").payload("\"\\u0000\"").build()))
+            assertThatThrownBy(() -> queue.enqueue(
+                            c.dsl(),
+                            NewJob.builder("payloads", "k")
+                                    .payload("\"\\u0000\"")
+                                    .build()))
                     .isInstanceOf(IllegalArgumentException.class);
             queue.enqueue(c.dsl(), NewJob.of("payloads", "k"));
             return first;

@@ -28,14 +28,19 @@ class RetryAndUniquenessTest extends DatabaseTest {
     void setUp() {
         dsl.deleteFrom(JOBS).execute();
         // no jitter, so the delays must strictly grow: 20, 40, 80 ms
-        queue = new JobQueue(dsl, JobQueueConfig.defaults()
-                .withRetryBackoff(new Backoff(Duration.ofMillis(20), Duration.ofSeconds(5), 2.0, 0.0)));
+        queue = new JobQueue(
+                dsl,
+                JobQueueConfig.builder()
+                        .retryBackoff(new Backoff(Duration.ofMillis(20), Duration.ofSeconds(5), 2.0, 0.0))
+                        .build());
     }
 
     /** Claims the job once it is due, waiting on the database clock for its run_at. */
     private Job claimWhenDue(long id) {
-        dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (run_at - clock_timestamp())) + 0.005)) "
-                + "FROM locksmith.jobs WHERE id = ?", id);
+        dsl.execute(
+                "SELECT pg_sleep(greatest(0, extract(epoch FROM (run_at - clock_timestamp())) + 0.005)) "
+                        + "FROM locksmith.jobs WHERE id = ?",
+                id);
         List<Job> jobs = queue.claim("retry", 1, Duration.ofMinutes(1), "w");
         assertThat(jobs).extracting(Job::id).containsExactly(id);
         return jobs.get(0);
@@ -53,7 +58,9 @@ class RetryAndUniquenessTest extends DatabaseTest {
             assertThat(result.outcome()).isEqualTo(FailResult.Outcome.RETRY_SCHEDULED);
             Job pending = queue.find(dsl, id).orElseThrow();
             assertThat(pending.status()).isEqualTo(JobStatus.PENDING);
-            delays.add(Duration.between(dsl.fetchValue(JOBS.UPDATED_AT, JOBS.ID.eq(id)), result.retryAt().orElseThrow()));
+            delays.add(Duration.between(
+                    dsl.fetchValue(JOBS.UPDATED_AT, JOBS.ID.eq(id)),
+                    result.retryAt().orElseThrow()));
         }
         Job last = claimWhenDue(id);
         FailResult result = dsl.transactionResult(c -> queue.fail(c.dsl(), last, "boom 4"));
@@ -71,10 +78,17 @@ class RetryAndUniquenessTest extends DatabaseTest {
     @Test
     void eightThreadsEnqueueingTheSameUniqueKeyAtOnceMakeExactlyOneJob() throws Exception {
         CyclicBarrier together = new CyclicBarrier(8);
-        List<Long> ids = Concurrently.run(8, 60, thread -> dsl.transactionResult(c -> {
-            together.await(30, TimeUnit.SECONDS);
-            return queue.enqueue(c.dsl(), NewJob.builder("unique", "k").uniqueKey("invoice-42").build());
-        }));
+        List<Long> ids = Concurrently.run(
+                8,
+                60,
+                thread -> dsl.transactionResult(c -> {
+                    together.await(30, TimeUnit.SECONDS);
+                    return queue.enqueue(
+                            c.dsl(),
+                            NewJob.builder("unique", "k")
+                                    .uniqueKey("invoice-42")
+                                    .build());
+                }));
         assertThat(ids).hasSize(8).containsOnly(ids.get(0));
         assertThat(dsl.fetchCount(JOBS, JOBS.UNIQUE_KEY.eq("invoice-42"))).isEqualTo(1);
     }

@@ -3,9 +3,9 @@ package dev.locksmith.it.jobs;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.Backoff;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.jobs.Job;
-import dev.locksmith.Backoff;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobStatus;
@@ -47,15 +47,21 @@ class TransactionalWorkerTest extends DatabaseTest {
     void drainsEveryJobExactlyOnceInBatches() {
         List<Long> ids = queue.enqueueAll(dsl, Collections.nCopies(2000, NewJob.of("batch", "noop")));
         try (TransactionalWorker worker = TransactionalWorker.builder(pool, "batch", (jobs, tx) -> {
-            for (Job job : jobs) {
-                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-            }
-        }).threads(4).batchSize(50).pollInterval(Duration.ofMillis(50)).build().start()) {
+                    for (Job job : jobs) {
+                        tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                    }
+                })
+                .threads(4)
+                .batchSize(50)
+                .pollInterval(Duration.ofMillis(50))
+                .build()
+                .start()) {
             awaitEmptyQueue("batch");
             assertThat(worker.processed()).isEqualTo(2000);
         }
         List<Long> done = dsl.fetchValues("SELECT job_id FROM batch_results").stream()
-                .map(v -> ((Number) v).longValue()).toList();
+                .map(v -> ((Number) v).longValue())
+                .toList();
         assertThat(done).hasSize(2000).containsExactlyInAnyOrderElementsOf(ids);
     }
 
@@ -68,28 +74,40 @@ class TransactionalWorkerTest extends DatabaseTest {
         }
     }
 
-    private static final JobQueueConfig FAST_RETRY = JobQueueConfig.defaults()
-            .withRetryBackoff(new Backoff(Duration.ofMillis(1), Duration.ofMillis(1), 1.0, 0.0));
+    private static final JobQueueConfig FAST_RETRY = JobQueueConfig.builder()
+            .retryBackoff(new Backoff(Duration.ofMillis(1), Duration.ofMillis(1), 1.0, 0.0))
+            .build();
 
     private List<Long> recorded() {
-        return dsl.fetchValues("SELECT job_id FROM batch_results").stream().map(v -> ((Number) v).longValue()).toList();
+        return dsl.fetchValues("SELECT job_id FROM batch_results").stream()
+                .map(v -> ((Number) v).longValue())
+                .toList();
     }
 
     @ParameterizedTest(name = "isolateEachJob={0}")
     @ValueSource(booleans = {false, true})
     void aPoisonJobIsRetriedWithBackoffAndEndsFailedWhileTheRestOfItsBatchesCommit(boolean isolateEachJob) {
         // the poison job comes first in claim order, so without isolation it would sink every batch it is in
-        long poison = queue.enqueue(dsl, NewJob.builder("poison", "poison").priority(0).maxAttempts(3).build());
+        long poison = queue.enqueue(
+                dsl,
+                NewJob.builder("poison", "poison").priority(0).maxAttempts(3).build());
         List<Long> good = queue.enqueueAll(dsl, Collections.nCopies(19, NewJob.of("poison", "ok")));
         try (TransactionalWorker worker = TransactionalWorker.builder(pool, "poison", (jobs, tx) -> {
-            for (Job job : jobs) {
-                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-                if (job.kind().equals("poison")) {
-                    throw new java.io.IOException("poisoned payload in job " + job.id());
-                }
-            }
-        }).threads(2).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).queueConfig(FAST_RETRY)
-                .isolateEachJob(isolateEachJob).build().start()) {
+                    for (Job job : jobs) {
+                        tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                        if (job.kind().equals("poison")) {
+                            throw new java.io.IOException("poisoned payload in job " + job.id());
+                        }
+                    }
+                })
+                .threads(2)
+                .batchSize(5)
+                .pollInterval(Duration.ofMillis(20))
+                .listen(false)
+                .queueConfig(FAST_RETRY)
+                .isolateEachJob(isolateEachJob)
+                .build()
+                .start()) {
             awaitSettled("poison");
             assertThat(worker.liveThreads()).isEqualTo(2);
         }
@@ -104,17 +122,24 @@ class TransactionalWorkerTest extends DatabaseTest {
 
     @Test
     void anErrorFromTheHandlerLeavesEveryThreadAliveAndLaterJobsAreConsumed() {
-        long bad = queue.enqueue(dsl, NewJob.builder("errors", "bug").priority(0).maxAttempts(1).build());
+        long bad = queue.enqueue(
+                dsl, NewJob.builder("errors", "bug").priority(0).maxAttempts(1).build());
         List<Long> later = queue.enqueueAll(dsl, Collections.nCopies(20, NewJob.of("errors", "ok")));
         try (TransactionalWorker worker = TransactionalWorker.builder(pool, "errors", (jobs, tx) -> {
-            for (Job job : jobs) {
-                if (job.kind().equals("bug")) {
-                    throw new AssertionError("a bug in the handler");
-                }
-                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-            }
-        }).threads(2).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).queueConfig(FAST_RETRY)
-                .build().start()) {
+                    for (Job job : jobs) {
+                        if (job.kind().equals("bug")) {
+                            throw new AssertionError("a bug in the handler");
+                        }
+                        tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                    }
+                })
+                .threads(2)
+                .batchSize(5)
+                .pollInterval(Duration.ofMillis(20))
+                .listen(false)
+                .queueConfig(FAST_RETRY)
+                .build()
+                .start()) {
             awaitSettled("errors");
             assertThat(worker.liveThreads()).isEqualTo(2);
         }
@@ -128,22 +153,30 @@ class TransactionalWorkerTest extends DatabaseTest {
     void aHandlerThatSwallowsADatabaseErrorStillEndsItsJobFailedAndTheOthersCommit() {
         // the swallowed error aborts the transaction: the batch cannot commit, and under a
         // savepoint the RELEASE fails; both must end in the job's failure being recorded
-        long swallowing = queue.enqueue(dsl, NewJob.builder("swallow", "swallow").priority(0).maxAttempts(2).build());
+        long swallowing = queue.enqueue(
+                dsl,
+                NewJob.builder("swallow", "swallow").priority(0).maxAttempts(2).build());
         List<Long> good = queue.enqueueAll(dsl, Collections.nCopies(9, NewJob.of("swallow", "ok")));
         try (TransactionalWorker worker = TransactionalWorker.builder(pool, "swallow", (jobs, tx) -> {
-            for (Job job : jobs) {
-                if (job.kind().equals("swallow")) {
-                    try {
-                        tx.execute("SELECT 1 / 0");
-                    } catch (org.jooq.exception.DataAccessException ignored) {
-                        // a handler bug: the transaction is aborted now
+                    for (Job job : jobs) {
+                        if (job.kind().equals("swallow")) {
+                            try {
+                                tx.execute("SELECT 1 / 0");
+                            } catch (org.jooq.exception.DataAccessException ignored) {
+                                // a handler bug: the transaction is aborted now
+                            }
+                        } else {
+                            tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                        }
                     }
-                } else {
-                    tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-                }
-            }
-        }).threads(1).batchSize(5).pollInterval(Duration.ofMillis(20)).listen(false).queueConfig(FAST_RETRY)
-                .build().start()) {
+                })
+                .threads(1)
+                .batchSize(5)
+                .pollInterval(Duration.ofMillis(20))
+                .listen(false)
+                .queueConfig(FAST_RETRY)
+                .build()
+                .start()) {
             awaitSettled("swallow");
         }
         assertThat(recorded()).containsExactlyInAnyOrderElementsOf(good);
@@ -155,9 +188,13 @@ class TransactionalWorkerTest extends DatabaseTest {
     @Test
     void aPoolTooSmallForTheThreadsIsRefusedAtStart() {
         try (var small = dev.locksmith.it.TestPostgres.pool(database, 3)) {
-            TransactionalWorker worker = TransactionalWorker.builder(small, "q", (jobs, tx) -> { }).threads(3).build();
-            org.assertj.core.api.Assertions.assertThatThrownBy(worker::start).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("allows at most 3 connections").hasMessageContaining("needs 4");
+            TransactionalWorker worker = TransactionalWorker.builder(small, "q", (jobs, tx) -> {})
+                    .threads(3)
+                    .build();
+            org.assertj.core.api.Assertions.assertThatThrownBy(worker::start)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("allows at most 3 connections")
+                    .hasMessageContaining("needs 4");
         }
     }
 }

@@ -28,10 +28,13 @@ class AdvisoryLocksTest extends DatabaseTest {
 
     /** Advisory locks on {@code key} currently granted, in any session of this database. */
     private int heldInPgLocks(AdvisoryKey key) {
-        return dsl.fetchOne("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                + "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                + "AND classid = ?::oid AND objid = ?::oid AND objsubid = 2",
-                Integer.toUnsignedLong(key.classId()), Integer.toUnsignedLong(key.objId())).get(0, Integer.class);
+        return dsl.fetchOne(
+                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                                + "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                                + "AND classid = ?::oid AND objid = ?::oid AND objsubid = 2",
+                        Integer.toUnsignedLong(key.classId()),
+                        Integer.toUnsignedLong(key.objId()))
+                .get(0, Integer.class);
     }
 
     @Test
@@ -39,11 +42,14 @@ class AdvisoryLocksTest extends DatabaseTest {
         // Computed independently (Python hashlib, first 4 bytes of SHA-256, big-endian, signed) and
         // checked in; if these change, every deployed service would lock different keys.
         assertThat(AdvisoryKey.of("invoices", "customer-42"))
-                .extracting(AdvisoryKey::classId, AdvisoryKey::objId).containsExactly(1226681300, -1606030541);
+                .extracting(AdvisoryKey::classId, AdvisoryKey::objId)
+                .containsExactly(1226681300, -1606030541);
         assertThat(AdvisoryKey.of("invoices", 42L))
-                .extracting(AdvisoryKey::classId, AdvisoryKey::objId).containsExactly(1226681300, -1497689284);
+                .extracting(AdvisoryKey::classId, AdvisoryKey::objId)
+                .containsExactly(1226681300, -1497689284);
         assertThat(AdvisoryKey.of("accounts", "é✓"))
-                .extracting(AdvisoryKey::classId, AdvisoryKey::objId).containsExactly(-1134386239, 511167345);
+                .extracting(AdvisoryKey::classId, AdvisoryKey::objId)
+                .containsExactly(-1134386239, 511167345);
         assertThatThrownBy(() -> AdvisoryKey.of(" ", "x")).hasMessageContaining("namespace");
         assertThatThrownBy(() -> AdvisoryKey.of("ns", "")).hasMessageContaining("businessKey");
     }
@@ -58,8 +64,8 @@ class AdvisoryLocksTest extends DatabaseTest {
             assertThat(tried).isFalse();
             assertThatThrownBy(() -> locks.lockSession(CUSTOMER_42, LockWait.upTo(Duration.ofMillis(200))))
                     .isInstanceOf(LockNotAvailableException.class);
-            assertThatThrownBy(() -> dsl.transaction(c ->
-                    locks.lock(c.dsl(), CUSTOMER_42, LockWait.upTo(Duration.ofMillis(200)))))
+            assertThatThrownBy(() -> dsl.transaction(
+                            c -> locks.lock(c.dsl(), CUSTOMER_42, LockWait.upTo(Duration.ofMillis(200)))))
                     .isInstanceOf(LockNotAvailableException.class);
         } finally {
             holder.close();
@@ -80,25 +86,30 @@ class AdvisoryLocksTest extends DatabaseTest {
         assertThat(heldInPgLocks(CUSTOMER_42)).isZero();
 
         assertThatThrownBy(() -> dsl.transaction(c -> {
-            assertThat(locks.tryLock(c.dsl(), CUSTOMER_42)).isTrue();
-            assertThat(heldInPgLocks(CUSTOMER_42)).isEqualTo(1);
-            throw new IllegalStateException("roll back");
-        })).hasMessage("roll back");
+                    assertThat(locks.tryLock(c.dsl(), CUSTOMER_42)).isTrue();
+                    assertThat(heldInPgLocks(CUSTOMER_42)).isEqualTo(1);
+                    throw new IllegalStateException("roll back");
+                }))
+                .hasMessage("roll back");
         assertThat(heldInPgLocks(CUSTOMER_42)).isZero();
         assertThatThrownBy(() -> locks.lock(dsl, CUSTOMER_42, LockWait.forever()))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("open transaction");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("open transaction");
     }
 
     @Test
     void sessionHandleClosedInFinallyAfterAnExceptionLeavesNoLock() {
         assertThatThrownBy(() -> {
-            try (SessionLock lock = locks.lockSession(CUSTOMER_42, LockWait.forever())) {
-                assertThat(heldInPgLocks(CUSTOMER_42)).isEqualTo(1);
-                throw new IllegalStateException("body failed");
-            }
-        }).hasMessage("body failed");
+                    try (SessionLock lock = locks.lockSession(CUSTOMER_42, LockWait.forever())) {
+                        assertThat(heldInPgLocks(CUSTOMER_42)).isEqualTo(1);
+                        throw new IllegalStateException("body failed");
+                    }
+                })
+                .hasMessage("body failed");
         assertThat(heldInPgLocks(CUSTOMER_42)).isZero();
-        assertThat(dsl.fetchOne("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").get(0, Integer.class)).isZero();
+        assertThat(dsl.fetchOne("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+                        .get(0, Integer.class))
+                .isZero();
     }
 
     @Test
@@ -112,10 +123,11 @@ class AdvisoryLocksTest extends DatabaseTest {
             otherNamespace.get().close();
         }
         try (SessionLock a = locks.lockSessionShared(CUSTOMER_42, LockWait.forever());
-             SessionLock b = locks.tryLockSessionShared(CUSTOMER_42).orElseThrow()) {
+                SessionLock b = locks.tryLockSessionShared(CUSTOMER_42).orElseThrow()) {
             assertThat(heldInPgLocks(CUSTOMER_42)).isEqualTo(2);
             assertThat(locks.tryLockSession(CUSTOMER_42)).isEmpty();
         }
-        assertThatThrownBy(() -> locks.lockSession(CUSTOMER_42, LockWait.noWait())).hasMessageContaining("try");
+        assertThatThrownBy(() -> locks.lockSession(CUSTOMER_42, LockWait.noWait()))
+                .hasMessageContaining("try");
     }
 }

@@ -47,9 +47,22 @@ class LockAuditTest extends DatabaseTest {
     void setUp() {
         dsl.deleteFrom(LOCK_WAIT_EVENT).execute();
         dsl.deleteFrom(DEADLOCK_EVENT).execute();
-        audit = new LockAudit(dsl, LockAuditConfig.defaults().withProbe(Duration.ofMillis(20), Duration.ofMillis(20)));
-        a = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, BigDecimal.TEN).returning().fetchSingle().getId();
-        b = dsl.insertInto(ACCOUNTS).set(ACCOUNTS.BALANCE, BigDecimal.TEN).returning().fetchSingle().getId();
+        audit = new LockAudit(
+                dsl,
+                LockAuditConfig.builder()
+                        .probeDelay(Duration.ofMillis(20))
+                        .probeInterval(Duration.ofMillis(20))
+                        .build());
+        a = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, BigDecimal.TEN)
+                .returning()
+                .fetchSingle()
+                .getId();
+        b = dsl.insertInto(ACCOUNTS)
+                .set(ACCOUNTS.BALANCE, BigDecimal.TEN)
+                .returning()
+                .fetchSingle()
+                .getId();
     }
 
     @AfterEach
@@ -58,7 +71,8 @@ class LockAuditTest extends DatabaseTest {
     }
 
     private static Object lockRow(DSLContext tx, long id, LockWait wait) {
-        return wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate()).fetch();
+        return wait.applyTo(tx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate())
+                .fetch();
     }
 
     /** A transaction on another connection that tags itself (its id into {@code tag}) and locks {@code row}. */
@@ -72,9 +86,10 @@ class LockAuditTest extends DatabaseTest {
     /** Guards a lock of {@code row} under {@code wait} in a tagged transaction (its id into {@code tag}); it must fail. */
     private void guardFails(long row, LockWait wait, AtomicReference<UUID> tag) {
         assertThatThrownBy(() -> dsl.transaction(c -> {
-            tag.set(audit.tag(c.dsl()).txnId());
-            audit.guard(c.dsl(), "accounts:" + row, wait, () -> lockRow(c.dsl(), row, wait));
-        })).isInstanceOf(LockNotAvailableException.class);
+                    tag.set(audit.tag(c.dsl()).txnId());
+                    audit.guard(c.dsl(), "accounts:" + row, wait, () -> lockRow(c.dsl(), row, wait));
+                }))
+                .isInstanceOf(LockNotAvailableException.class);
     }
 
     @Test
@@ -118,13 +133,15 @@ class LockAuditTest extends DatabaseTest {
     @Test
     void aNoWaitFailureLeavesTheHolderEmptyWhenTwoSessionsCouldHoldTheRow() throws Exception {
         AtomicReference<UUID> ignored = new AtomicReference<>();
-        try (HeldTransaction holder = holdTagged(a, ignored); HeldTransaction bystander = holdTagged(b, ignored)) {
+        try (HeldTransaction holder = holdTagged(a, ignored);
+                HeldTransaction bystander = holdTagged(b, ignored)) {
             guardFails(a, LockWait.noWait(), ignored);
             assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
             bystander.commit();
             holder.commit();
         }
-        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement()
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch())
+                .singleElement()
                 .satisfies(event -> assertThat(event.getHolderTxnId()).isNull());
     }
 
@@ -134,9 +151,10 @@ class LockAuditTest extends DatabaseTest {
         closed.close();
         closed.close();
         AtomicBoolean ran = new AtomicBoolean();
-        assertThatThrownBy(() -> dsl.transaction(c -> closed.guard(c.dsl(), "accounts:" + a, LockWait.forever(),
-                () -> ran.getAndSet(true))))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> dsl.transaction(
+                        c -> closed.guard(c.dsl(), "accounts:" + a, LockWait.forever(), () -> ran.getAndSet(true))))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
         assertThat(ran).isFalse();
     }
 
@@ -149,7 +167,7 @@ class LockAuditTest extends DatabaseTest {
             LockAudit sharing = new LockAudit(app, LockAuditConfig.defaults());
             try (HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a, LockWait.forever()))) {
                 assertThatThrownBy(() -> app.transaction(c ->
-                        sharing.guard(c.dsl(), "accounts:" + a, bounded, () -> lockRow(c.dsl(), a, bounded))))
+                                sharing.guard(c.dsl(), "accounts:" + a, bounded, () -> lockRow(c.dsl(), a, bounded))))
                         .isInstanceOf(LockNotAvailableException.class);
                 assertThat(sharing.flush(Duration.ofSeconds(30))).isTrue();
                 holder.commit();
@@ -158,7 +176,8 @@ class LockAuditTest extends DatabaseTest {
             }
             assertThat(sharing.droppedRows()).isZero();
         }
-        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement()
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch())
+                .singleElement()
                 .satisfies(event -> assertThat(event.getOutcome()).isEqualTo("timeout"));
     }
 
@@ -167,14 +186,22 @@ class LockAuditTest extends DatabaseTest {
         try (HikariDataSource shared = TestPostgres.pool(database, 1)) {
             DSLContext app = DSL.using(shared, SQLDialect.POSTGRES);
             // every guarded statement is "slow" here, so each one queues a row
-            LockAudit tiny = new LockAudit(app, LockAuditConfig.defaults().withSlowWaitThreshold(Duration.ofNanos(1))
-                    .withBufferSize(1));
+            LockAudit tiny = new LockAudit(
+                    app,
+                    LockAuditConfig.builder()
+                            .slowWaitThreshold(Duration.ofNanos(1))
+                            .bufferSize(1)
+                            .build());
             try {
                 app.transaction(c -> {
                     // the writer blocks on the pool's only connection, held here: one row in its
                     // hands, one in the buffer, the third dropped
                     for (int i = 0; i < 3; i++) {
-                        tiny.guard(c.dsl(), "accounts:" + a, LockWait.forever(), () -> lockRow(c.dsl(), a, LockWait.forever()));
+                        tiny.guard(
+                                c.dsl(),
+                                "accounts:" + a,
+                                LockWait.forever(),
+                                () -> lockRow(c.dsl(), a, LockWait.forever()));
                     }
                     assertThat(tiny.droppedRows()).isEqualTo(1);
                 });
@@ -189,17 +216,22 @@ class LockAuditTest extends DatabaseTest {
 
     @Test
     void successfulWaitsAreRecordedOnlyAboveTheThresholdAndTheTagDoesNotOutliveTheTransaction() throws Exception {
-        LockAudit slow = new LockAudit(dsl, LockAuditConfig.defaults().withSlowWaitThreshold(Duration.ofMillis(100))
-                .withProbe(Duration.ofMillis(20), Duration.ofMillis(20)));
+        LockAudit slow = new LockAudit(
+                dsl,
+                LockAuditConfig.builder()
+                        .slowWaitThreshold(Duration.ofMillis(100))
+                        .probeDelay(Duration.ofMillis(20))
+                        .probeInterval(Duration.ofMillis(20))
+                        .build());
         try {
-            dsl.transaction(c -> slow.guard(c.dsl(), "accounts:" + a, LockWait.forever(),
-                    () -> lockRow(c.dsl(), a, LockWait.forever())));
+            dsl.transaction(c -> slow.guard(
+                    c.dsl(), "accounts:" + a, LockWait.forever(), () -> lockRow(c.dsl(), a, LockWait.forever())));
             assertThat(slow.flush(Duration.ofSeconds(30))).isTrue();
             assertThat(dsl.fetchCount(LOCK_WAIT_EVENT)).isZero();
 
             HeldTransaction holder = HeldTransaction.start(dsl, tx -> lockRow(tx, a, LockWait.forever()));
-            CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> dsl.transaction(c ->
-                    slow.guard(c.dsl(), "accounts:" + a, LockWait.forever(), () -> lockRow(c.dsl(), a, LockWait.forever()))));
+            CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> dsl.transaction(c -> slow.guard(
+                    c.dsl(), "accounts:" + a, LockWait.forever(), () -> lockRow(c.dsl(), a, LockWait.forever()))));
             // release the holder once the waiter is visibly blocked
             awaitBlocked();
             dsl.execute("SELECT pg_sleep(0.15)");
@@ -209,30 +241,38 @@ class LockAuditTest extends DatabaseTest {
         } finally {
             slow.close();
         }
-        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch()).singleElement()
+        assertThat(dsl.selectFrom(LOCK_WAIT_EVENT).fetch())
+                .singleElement()
                 .satisfies(e -> assertThat(e.getOutcome()).isEqualTo("acquired"));
         for (int i = 0; i < poolSize(); i++) {
-            assertThat(dsl.fetchValue("SELECT current_setting('application_name')").toString()).doesNotStartWith("locksmith:");
+            assertThat(dsl.fetchValue("SELECT current_setting('application_name')")
+                            .toString())
+                    .doesNotStartWith("locksmith:");
         }
     }
 
     @Test
     void provokedDeadlockRecordsOneEventNamingBothTransactionsAndTheVictim() throws Exception {
         CyclicBarrier bothHoldFirst = new CyclicBarrier(2);
-        record Outcome(UUID txnId, LocksmithException failure) {
-        }
+        record Outcome(UUID txnId, LocksmithException failure) {}
         List<Outcome> outcomes = Concurrently.run(2, 60, thread -> {
             AtomicReference<UUID> me = new AtomicReference<>();
             try {
                 dsl.transaction(c -> {
                     DSLContext tx = c.dsl();
                     me.set(audit.tag(tx).txnId());
-                    tx.select(DSL.field("set_config('deadlock_timeout', '200ms', true)")).fetch();
+                    tx.select(DSL.field("set_config('deadlock_timeout', '200ms', true)"))
+                            .fetch();
                     long first = thread == 0 ? a : b;
                     long second = thread == 0 ? b : a;
-                    audit.guard(tx, "accounts:" + first, LockWait.forever(), () -> lockRow(tx, first, LockWait.forever()));
+                    audit.guard(
+                            tx, "accounts:" + first, LockWait.forever(), () -> lockRow(tx, first, LockWait.forever()));
                     bothHoldFirst.await(30, TimeUnit.SECONDS);
-                    audit.guard(tx, "accounts:" + second, LockWait.forever(), () -> lockRow(tx, second, LockWait.forever()));
+                    audit.guard(
+                            tx,
+                            "accounts:" + second,
+                            LockWait.forever(),
+                            () -> lockRow(tx, second, LockWait.forever()));
                 });
                 return new Outcome(me.get(), null);
             } catch (LocksmithException e) {
@@ -241,14 +281,16 @@ class LockAuditTest extends DatabaseTest {
         });
 
         assertThat(audit.flush(Duration.ofSeconds(30))).isTrue();
-        Outcome victim = outcomes.stream().filter(o -> o.failure() != null).findFirst().orElseThrow();
+        Outcome victim =
+                outcomes.stream().filter(o -> o.failure() != null).findFirst().orElseThrow();
         assertThat(victim.failure()).isInstanceOf(DeadlockException.class);
         assertThat(outcomes.stream().filter(o -> o.failure() == null)).hasSize(1);
         List<DeadlockEventRecord> events = dsl.selectFrom(DEADLOCK_EVENT).fetch();
         assertThat(events).hasSize(1);
         DeadlockEventRecord event = events.get(0);
         assertThat(event.getVictimTxnId()).isEqualTo(victim.txnId());
-        assertThat(event.getTxnIds().data()).contains(outcomes.get(0).txnId().toString())
+        assertThat(event.getTxnIds().data())
+                .contains(outcomes.get(0).txnId().toString())
                 .contains(outcomes.get(1).txnId().toString());
         assertThat(event.getDetail()).contains("blocked by process");
     }
@@ -260,8 +302,8 @@ class LockAuditTest extends DatabaseTest {
             holderId.set(audit.tag(tx).txnId());
             lockRow(tx, b, LockWait.forever());
         });
-        CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> dsl.transaction(c ->
-                lockRow(c.dsl(), b, LockWait.forever())));
+        CompletableFuture<Void> waiter =
+                CompletableFuture.runAsync(() -> dsl.transaction(c -> lockRow(c.dsl(), b, LockWait.forever())));
         try {
             List<BlockingReport.BlockedSession> blocked = awaitBlocked();
             assertThat(blocked).hasSize(1);
@@ -284,13 +326,21 @@ class LockAuditTest extends DatabaseTest {
     void retentionDeletesOldEventsInBatches() {
         java.time.OffsetDateTime old = java.time.OffsetDateTime.now().minusDays(10);
         for (int i = 0; i < 5; i++) {
-            dsl.insertInto(LOCK_WAIT_EVENT).set(LOCK_WAIT_EVENT.WAITER_TXN_ID, UUID.randomUUID())
-                    .set(LOCK_WAIT_EVENT.RESOURCE_ID, "r").set(LOCK_WAIT_EVENT.WAIT_START, old)
-                    .set(LOCK_WAIT_EVENT.WAIT_END, old).set(LOCK_WAIT_EVENT.OUTCOME, "timeout").execute();
+            dsl.insertInto(LOCK_WAIT_EVENT)
+                    .set(LOCK_WAIT_EVENT.WAITER_TXN_ID, UUID.randomUUID())
+                    .set(LOCK_WAIT_EVENT.RESOURCE_ID, "r")
+                    .set(LOCK_WAIT_EVENT.WAIT_START, old)
+                    .set(LOCK_WAIT_EVENT.WAIT_END, old)
+                    .set(LOCK_WAIT_EVENT.OUTCOME, "timeout")
+                    .execute();
         }
-        dsl.insertInto(DEADLOCK_EVENT).set(DEADLOCK_EVENT.TXN_IDS, org.jooq.JSONB.valueOf("[]"))
-                .set(DEADLOCK_EVENT.DETECTED_AT, old).execute();
-        dsl.insertInto(DEADLOCK_EVENT).set(DEADLOCK_EVENT.TXN_IDS, org.jooq.JSONB.valueOf("[]")).execute();
+        dsl.insertInto(DEADLOCK_EVENT)
+                .set(DEADLOCK_EVENT.TXN_IDS, org.jooq.JSONB.valueOf("[]"))
+                .set(DEADLOCK_EVENT.DETECTED_AT, old)
+                .execute();
+        dsl.insertInto(DEADLOCK_EVENT)
+                .set(DEADLOCK_EVENT.TXN_IDS, org.jooq.JSONB.valueOf("[]"))
+                .execute();
         assertThat(audit.deleteOlderThan(Duration.ofDays(1), 2)).isEqualTo(6);
         assertThat(dsl.fetchCount(DEADLOCK_EVENT)).isEqualTo(1);
         assertThatThrownBy(() -> audit.deleteOlderThan(Duration.ofDays(1), 0)).hasMessageContaining("batchSize");

@@ -37,7 +37,9 @@ class PoolSpreadTest extends DatabaseTest {
     void fullPool() {
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         pool = new ChannelAccountPool(dsl);
-        keys = IntStream.range(0, ACCOUNTS).mapToObj(i -> String.format("G%05d", i)).toList();
+        keys = IntStream.range(0, ACCOUNTS)
+                .mapToObj(i -> String.format("G%05d", i))
+                .toList();
         pool.register(dsl, keys);
     }
 
@@ -46,10 +48,12 @@ class PoolSpreadTest extends DatabaseTest {
         List<String> shuffled = new ArrayList<>(keys);
         Collections.shuffle(shuffled, new Random(11));
         List<String> leased = shuffled.subList(0, ACCOUNTS / 2);
-        dsl.update(CHANNEL_ACCOUNTS).set(CHANNEL_ACCOUNTS.LOCKED_BY, "long-lease")
+        dsl.update(CHANNEL_ACCOUNTS)
+                .set(CHANNEL_ACCOUNTS.LOCKED_BY, "long-lease")
                 .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
                 .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.currentOffsetDateTime().plus(1))
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(leased)).execute();
+                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(leased))
+                .execute();
         List<String> idle = shuffled.subList(ACCOUNTS / 2, ACCOUNTS);
 
         assertSpreadEvenly(cycle(), idle);
@@ -90,10 +94,13 @@ class PoolSpreadTest extends DatabaseTest {
             max = Math.max(max, n);
         }
         double critical = chiSquareCritical(idle.size() - 1);
-        System.out.printf("pool spread over %d idle accounts: min %d, max %d, max/min %.2f, chi-square %.1f "
-                + "(critical at p = 0.001: %.1f)%n", idle.size(), min, max, (double) max / Math.max(1, min), chiSquare,
-                critical);
-        assertThat(chiSquare).as("chi-square over %d idle accounts", idle.size()).isLessThan(critical);
+        System.out.printf(
+                "pool spread over %d idle accounts: min %d, max %d, max/min %.2f, chi-square %.1f "
+                        + "(critical at p = 0.001: %.1f)%n",
+                idle.size(), min, max, (double) max / Math.max(1, min), chiSquare, critical);
+        assertThat(chiSquare)
+                .as("chi-square over %d idle accounts", idle.size())
+                .isLessThan(critical);
         assertThat(min).as("least-picked idle account").isPositive();
         assertThat((double) max / min).as("max/min selection ratio").isLessThanOrEqualTo(3.0);
     }
@@ -103,7 +110,7 @@ class PoolSpreadTest extends DatabaseTest {
      * Wilson-Hilferty approximation (within 0.1% of the exact value for df in the hundreds).
      */
     static double chiSquareCritical(int df) {
-        double z = 3.090232;   // upper 0.001 quantile of the standard normal
+        double z = 3.090232; // upper 0.001 quantile of the standard normal
         double a = 2.0 / (9.0 * df);
         return df * Math.pow(1 - a + z * Math.sqrt(a), 3);
     }

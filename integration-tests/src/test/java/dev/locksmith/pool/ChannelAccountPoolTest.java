@@ -1,16 +1,10 @@
-package dev.locksmith.it.pool;
+package dev.locksmith.pool;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.pool.AcquireStrategy;
-import dev.locksmith.pool.ChannelAccount;
-import dev.locksmith.pool.ChannelAccountNotFoundException;
-import dev.locksmith.pool.ChannelAccountPool;
-import dev.locksmith.pool.LeaseNotHeldException;
-import dev.locksmith.pool.PoolStats;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -32,6 +26,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Leasing, releasing with the caller's transaction, expiry, exhaustion, bounded waits, bad input. */
 class ChannelAccountPoolTest extends DatabaseTest {
 
+    private static ChannelAccountPoolConfig config(AcquireStrategy strategy) {
+        return ChannelAccountPoolConfig.builder().strategy(strategy).build();
+    }
+
     static final Duration MINUTE = Duration.ofMinutes(1);
 
     @BeforeEach
@@ -40,7 +38,7 @@ class ChannelAccountPoolTest extends DatabaseTest {
     }
 
     private ChannelAccountPool pool(AcquireStrategy strategy) {
-        return new ChannelAccountPool(dsl, strategy);
+        return new ChannelAccountPool(dsl, config(strategy));
     }
 
     private List<String> keys(int n) {
@@ -49,22 +47,27 @@ class ChannelAccountPoolTest extends DatabaseTest {
 
     /** Waits on the database clock until the account's lease has expired. */
     private void awaitExpiry(String key) {
-        dsl.execute("SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
-                + "FROM locksmith.channel_accounts WHERE public_key = ?", key);
+        dsl.execute(
+                "SELECT pg_sleep(greatest(0, extract(epoch FROM (locked_until - clock_timestamp())) + 0.01)) "
+                        + "FROM locksmith.channel_accounts WHERE public_key = ?",
+                key);
     }
 
     @Test
     void rejectsBadInputAndWritesNothing() {
         ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
-        assertThatThrownBy(() -> pool.register(dsl, Arrays.asList("G1", null))).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> pool.register(dsl, Arrays.asList("G1", null)))
+                .isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> pool.register(dsl, List.of("G1", " "))).hasMessageContaining("publicKey");
         assertThat(dsl.fetchCount(CHANNEL_ACCOUNTS)).isZero();
         pool.register(dsl, List.of("G1"));
         assertThatThrownBy(() -> pool.acquire(Duration.ZERO, "me")).hasMessageContaining("lease");
         assertThatThrownBy(() -> pool.acquire(Duration.ofSeconds(-1), "me")).hasMessageContaining("lease");
         assertThatThrownBy(() -> pool.acquire(MINUTE, "")).hasMessageContaining("owner");
-        assertThatThrownBy(() -> pool.release(dsl, "unknown", "me")).isInstanceOf(ChannelAccountNotFoundException.class);
-        assertThatThrownBy(() -> pool.release(dsl, "G1", "me")).isInstanceOf(LeaseNotHeldException.class)
+        assertThatThrownBy(() -> pool.release(dsl, "unknown", "me"))
+                .isInstanceOf(ChannelAccountNotFoundException.class);
+        assertThatThrownBy(() -> pool.release(dsl, "G1", "me"))
+                .isInstanceOf(LeaseNotHeldException.class)
                 .hasMessageContaining("idle");
         assertThatThrownBy(() -> pool.extend(dsl, "G1", "me", Duration.ZERO)).hasMessageContaining("lease");
         assertThat(pool.stats()).isEqualTo(new PoolStats(1, 1, 0, 0));
@@ -74,13 +77,16 @@ class ChannelAccountPoolTest extends DatabaseTest {
     void oversizedDurationsAreRefusedNamingTheParameterAndTheBound() {
         ChannelAccountPool pool = pool(AcquireStrategy.RANDOM_START);
         pool.register(dsl, List.of("G1"));
-        for (Duration huge : List.of(Duration.ofDays(365L * 1_000_000), Duration.ofSeconds(Long.MAX_VALUE),
-                Duration.ofDays(36_526))) {
-            assertThatThrownBy(() -> pool.acquire(huge, "me")).isInstanceOf(IllegalArgumentException.class)
+        for (Duration huge : List.of(
+                Duration.ofDays(365L * 1_000_000), Duration.ofSeconds(Long.MAX_VALUE), Duration.ofDays(36_526))) {
+            assertThatThrownBy(() -> pool.acquire(huge, "me"))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("lease must be at most 36525 days");
-            assertThatThrownBy(() -> pool.acquire(MINUTE, "me", huge)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> pool.acquire(MINUTE, "me", huge))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("maxWait must be at most 36525 days");
-            assertThatThrownBy(() -> pool.extend(dsl, "G1", "me", huge)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> pool.extend(dsl, "G1", "me", huge))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("lease must be at most 36525 days");
         }
         assertThat(pool.stats()).isEqualTo(new PoolStats(1, 1, 0, 0));
@@ -99,12 +105,15 @@ class ChannelAccountPoolTest extends DatabaseTest {
             c.dsl().execute("SELECT pg_sleep(0.3)");
             OffsetDateTime shortOne = pool.extend(c.dsl(), "G1", "me", Duration.ofSeconds(1));
             assertThat(shortOne).isEqualTo(held.lockedUntil());
-            OffsetDateTime before = c.dsl().select(org.jooq.impl.DSL.field("clock_timestamp()", OffsetDateTime.class))
-                    .fetchSingle().value1();
+            OffsetDateTime before = c.dsl()
+                    .select(org.jooq.impl.DSL.field("clock_timestamp()", OffsetDateTime.class))
+                    .fetchSingle()
+                    .value1();
             OffsetDateTime longer = pool.extend(c.dsl(), "G1", "me", MINUTE);
             assertThat(longer).isAfterOrEqualTo(before.plus(MINUTE));
         });
-        assertThat(pool.find(dsl, "G1").orElseThrow().lockedUntil()).isAfterOrEqualTo(held.lockedUntil().plusSeconds(50));
+        assertThat(pool.find(dsl, "G1").orElseThrow().lockedUntil())
+                .isAfterOrEqualTo(held.lockedUntil().plusSeconds(50));
         assertThat(pool.acquire(MINUTE, "someone-else")).isEmpty();
     }
 
@@ -126,15 +135,18 @@ class ChannelAccountPoolTest extends DatabaseTest {
         ChannelAccount account = pool.acquire(MINUTE, "request-1").orElseThrow();
 
         assertThatThrownBy(() -> dsl.transaction(c -> {
-            pool.release(c.dsl(), account.publicKey(), "request-1");
-            throw new IllegalStateException("ledger write failed");
-        })).hasMessageContaining("ledger write failed");
+                    pool.release(c.dsl(), account.publicKey(), "request-1");
+                    throw new IllegalStateException("ledger write failed");
+                }))
+                .hasMessageContaining("ledger write failed");
         assertThat(pool.find(dsl, "G1").orElseThrow().lockedBy()).isEqualTo("request-1");
         assertThat(pool.acquire(MINUTE, "request-2")).isEmpty();
 
         dsl.transaction(c -> pool.release(c.dsl(), account.publicKey(), "request-1"));
         assertThat(pool.find(dsl, "G1").orElseThrow().holder()).isEmpty();
-        assertThat(pool.acquire(MINUTE, "request-2")).map(ChannelAccount::publicKey).contains("G1");
+        assertThat(pool.acquire(MINUTE, "request-2"))
+                .map(ChannelAccount::publicKey)
+                .contains("G1");
     }
 
     @ParameterizedTest
@@ -150,10 +162,13 @@ class ChannelAccountPoolTest extends DatabaseTest {
         assertThat(pool.acquire(MINUTE, "new")).map(ChannelAccount::publicKey).contains("G1");
 
         assertThatThrownBy(() -> dsl.transaction(c -> pool.release(c.dsl(), "G1", "old")))
-                .isInstanceOfSatisfying(LeaseNotHeldException.class, e -> assertThat(e.getMessage()).contains("held by new"));
+                .isInstanceOfSatisfying(
+                        LeaseNotHeldException.class,
+                        e -> assertThat(e.getMessage()).contains("held by new"));
         assertThatThrownBy(() -> pool.extend(dsl, "G1", "old", MINUTE)).isInstanceOf(LeaseNotHeldException.class);
         assertThat(pool.find(dsl, "G1").orElseThrow().lockedBy()).isEqualTo("new");
-        assertThat(pool.extend(dsl, "G1", "new", Duration.ofHours(1))).isAfter(pool.find(dsl, "G1").orElseThrow().lockedAt());
+        assertThat(pool.extend(dsl, "G1", "new", Duration.ofHours(1)))
+                .isAfter(pool.find(dsl, "G1").orElseThrow().lockedAt());
     }
 
     @Test
@@ -186,9 +201,9 @@ class ChannelAccountPoolTest extends DatabaseTest {
     @Test
     void boundedWaitSucceedsAsSoonAsAnAccountIsReleased() throws Exception {
         CountDownLatch waiting = new CountDownLatch(1);
-        ChannelAccountPool pool = new ChannelAccountPool(dsl, AcquireStrategy.RANDOM_START, new SplittableRandom(7)::nextDouble,
-                pause -> {
-                    waiting.countDown();   // the waiter found the pool empty and is backing off
+        ChannelAccountPool pool = new ChannelAccountPool(
+                dsl, config(AcquireStrategy.RANDOM_START), new SplittableRandom(7)::nextDouble, pause -> {
+                    waiting.countDown(); // the waiter found the pool empty and is backing off
                     TimeUnit.NANOSECONDS.sleep(pause.toNanos());
                 });
         pool.register(dsl, List.of("G1"));
@@ -225,17 +240,25 @@ class ChannelAccountPoolTest extends DatabaseTest {
             for (int i = 0; i < 50; i++) {
                 ChannelAccount account = pool.acquire(MINUTE, "owner-" + i).orElseThrow();
                 assertThat(registered).contains(account.publicKey());
-                assertThat(taken.add(account.publicKey())).as("handed out twice: %s", account.publicKey()).isTrue();
+                assertThat(taken.add(account.publicKey()))
+                        .as("handed out twice: %s", account.publicKey())
+                        .isTrue();
             }
 
             // everything leased but one: that one is found wherever it sits
             List<String> untaken = all.stream().filter(k -> !taken.contains(k)).toList();
             String last = untaken.get(new SplittableRandom(size).nextInt(untaken.size()));
-            dsl.update(CHANNEL_ACCOUNTS).set(CHANNEL_ACCOUNTS.LOCKED_BY, "bulk")
+            dsl.update(CHANNEL_ACCOUNTS)
+                    .set(CHANNEL_ACCOUNTS.LOCKED_BY, "bulk")
                     .set(CHANNEL_ACCOUNTS.LOCKED_AT, org.jooq.impl.DSL.currentOffsetDateTime())
-                    .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, org.jooq.impl.DSL.currentOffsetDateTime().plus(1))
-                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(CHANNEL_ACCOUNTS.PUBLIC_KEY.ne(last))).execute();
-            assertThat(pool.acquire(MINUTE, "finder")).map(ChannelAccount::publicKey).contains(last);
+                    .set(
+                            CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                            org.jooq.impl.DSL.currentOffsetDateTime().plus(1))
+                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(CHANNEL_ACCOUNTS.PUBLIC_KEY.ne(last)))
+                    .execute();
+            assertThat(pool.acquire(MINUTE, "finder"))
+                    .map(ChannelAccount::publicKey)
+                    .contains(last);
             assertThat(pool.acquire(MINUTE, "too-late")).isEmpty();
             assertThat(pool.stats()).isEqualTo(new PoolStats(size, 0, size, 0));
         }
@@ -243,8 +266,8 @@ class ChannelAccountPoolTest extends DatabaseTest {
 
     @Test
     void everyKeyShapeIsReachableBecauseTheStartIsASlotNotAKey() {
-        ChannelAccountPool pool = new ChannelAccountPool(dsl, AcquireStrategy.RANDOM_START, new SplittableRandom(3)::nextDouble,
-                pause -> { });
+        ChannelAccountPool pool = new ChannelAccountPool(
+                dsl, config(AcquireStrategy.RANDOM_START), new SplittableRandom(3)::nextDouble, pause -> {});
         List<String> odd = new ArrayList<>(List.of("acct-1", "acct-2", "zzz", "AAA", "0"));
         pool.register(dsl, odd);
         Set<String> seen = new HashSet<>();

@@ -1,13 +1,10 @@
-package dev.locksmith.it.pool;
+package dev.locksmith.pool;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.pool.AcquireStrategy;
-import dev.locksmith.pool.ChannelAccount;
-import dev.locksmith.pool.ChannelAccountPool;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -43,7 +40,8 @@ class PoolConcurrencyTest extends DatabaseTest {
     @ParameterizedTest
     @EnumSource(AcquireStrategy.class)
     void noAccountIsEverHeldByTwoOwnersAndEveryThreadMakesProgress(AcquireStrategy strategy) throws Exception {
-        ChannelAccountPool pool = new ChannelAccountPool(dsl, strategy);
+        ChannelAccountPool pool = new ChannelAccountPool(
+                dsl, ChannelAccountPoolConfig.builder().strategy(strategy).build());
         pool.register(dsl, IntStream.range(0, ACCOUNTS).mapToObj(i -> "G" + i).toList());
         Map<String, String> ledger = new ConcurrentHashMap<>();
         AtomicInteger doubleHolds = new AtomicInteger();
@@ -76,7 +74,8 @@ class PoolConcurrencyTest extends DatabaseTest {
             return done;
         });
 
-        System.out.printf("pool %-15s %d threads x %d cycles over %d accounts: double holds %d, empty acquires %d%n",
+        System.out.printf(
+                "pool %-15s %d threads x %d cycles over %d accounts: double holds %d, empty acquires %d%n",
                 strategy, THREADS, CYCLES_PER_THREAD, ACCOUNTS, doubleHolds.get(), emptyAcquires.get());
         assertThat(doubleHolds).hasValue(0);
         assertThat(cycles).hasSize(THREADS).containsOnly(CYCLES_PER_THREAD);
@@ -89,17 +88,25 @@ class PoolConcurrencyTest extends DatabaseTest {
         new ChannelAccountPool(dsl).register(dsl, List.of("G1", "G2"));
         java.util.concurrent.CyclicBarrier bothChecked = new java.util.concurrent.CyclicBarrier(2);
         List<String> got = Concurrently.run(2, 60, thread -> {
-            String idle = dsl.select(CHANNEL_ACCOUNTS.PUBLIC_KEY).from(CHANNEL_ACCOUNTS)
-                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull()).orderBy(CHANNEL_ACCOUNTS.PUBLIC_KEY).limit(1)
-                    .fetchSingle().value1();
+            String idle = dsl.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                    .from(CHANNEL_ACCOUNTS)
+                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull())
+                    .orderBy(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                    .limit(1)
+                    .fetchSingle()
+                    .value1();
             bothChecked.await(30, java.util.concurrent.TimeUnit.SECONDS);
-            dsl.update(CHANNEL_ACCOUNTS).set(CHANNEL_ACCOUNTS.LOCKED_BY, "naive-" + thread)
+            dsl.update(CHANNEL_ACCOUNTS)
+                    .set(CHANNEL_ACCOUNTS.LOCKED_BY, "naive-" + thread)
                     .set(CHANNEL_ACCOUNTS.LOCKED_AT, org.jooq.impl.DSL.currentOffsetDateTime())
-                    .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, org.jooq.impl.DSL.currentOffsetDateTime().plus(1))
-                    .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(idle)).execute();
+                    .set(
+                            CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                            org.jooq.impl.DSL.currentOffsetDateTime().plus(1))
+                    .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(idle))
+                    .execute();
             return idle;
         });
-        assertThat(got.get(0)).isEqualTo(got.get(1));   // both callers believe they hold G1
+        assertThat(got.get(0)).isEqualTo(got.get(1)); // both callers believe they hold G1
     }
 
     @ParameterizedTest
@@ -107,7 +114,11 @@ class PoolConcurrencyTest extends DatabaseTest {
     void choicesFromAnIdlePoolOfFiftyAreSpreadEvenly(AcquireStrategy strategy) {
         int accounts = 50;
         int draws = 5000;
-        ChannelAccountPool pool = new ChannelAccountPool(dsl, strategy, new SplittableRandom(42)::nextDouble, pause -> { });
+        ChannelAccountPool pool = new ChannelAccountPool(
+                dsl,
+                ChannelAccountPoolConfig.builder().strategy(strategy).build(),
+                new SplittableRandom(42)::nextDouble,
+                pause -> {});
         pool.register(dsl, IntStream.range(0, accounts).mapToObj(i -> "G" + i).toList());
         Map<String, Integer> counts = new HashMap<>();
         for (int i = 0; i < draws; i++) {
@@ -116,9 +127,12 @@ class PoolConcurrencyTest extends DatabaseTest {
             dsl.transaction(c -> pool.release(c.dsl(), key, "o"));
         }
         double expected = (double) draws / accounts;
-        double chiSquare = counts.values().stream().mapToDouble(n -> (n - expected) * (n - expected) / expected).sum()
+        double chiSquare = counts.values().stream()
+                        .mapToDouble(n -> (n - expected) * (n - expected) / expected)
+                        .sum()
                 + (accounts - counts.size()) * expected;
-        System.out.printf("pool %-15s %d draws over %d idle accounts: chi-square %.1f (df %d; p=0.001 critical 85.4)%n",
+        System.out.printf(
+                "pool %-15s %d draws over %d idle accounts: chi-square %.1f (df %d; p=0.001 critical 85.4)%n",
                 strategy, draws, accounts, chiSquare, accounts - 1);
         assertThat(counts).hasSize(accounts);
         assertThat(chiSquare).isLessThan(85.35);

@@ -1,0 +1,90 @@
+package dev.locksmith;
+
+import java.util.Objects;
+import org.jooq.Configuration;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+
+/**
+ * How the repositories ({@code JobQueue}, {@code ChannelAccountPool}, {@code Accounts}) execute
+ * their hot statements: claims, heartbeats and completion of jobs; acquire, release and extend of
+ * channel accounts; the steps of transfers, guarded updates and compare-and-swap.
+ *
+ * <p>Those statements are written in jOOQ's DSL and rendered once, when the repository is
+ * constructed; what this chooses is how each execution reaches the database. Either way it runs
+ * on the connection of the {@code DSLContext} passed to the call, inside the caller's transaction
+ * when there is one.
+ *
+ * <p>The choice travels with the {@code DSLContext} a repository is built with, like the schema
+ * of {@link TableSchema#using(DSLContext, String)}:
+ *
+ * <pre>{@code
+ * ChannelAccountPool pool = new ChannelAccountPool(ExecutionMode.using(dsl, ExecutionMode.RAW_JDBC));
+ * }</pre>
+ *
+ * A repository reads it once, at construction; {@link #JOOQ} when none was chosen.
+ */
+public enum ExecutionMode {
+
+    /**
+     * Through the jOOQ {@code Configuration} of the {@code DSLContext} passed to each call: its
+     * {@code ExecuteListener}s (logging, tracing, slow-query detection, Spring's exception
+     * translation) see every statement with its SQL and bind values, and its connection provider,
+     * query timeout, max rows, fetch size and diagnostics apply. The settings the pre-rendered SQL
+     * depends on are pinned for these statements (indexed bind values, prepared statements), so
+     * no setting of yours can break them. The default.
+     *
+     * <p>jOOQ's execution machinery costs about as much client CPU per statement as the
+     * PostgreSQL driver's own work. When the configuration has nothing it would call or apply (no
+     * {@code ExecuteListener}; jOOQ's own logging listener only counts when its logger is at
+     * DEBUG, as jOOQ itself decides; default query timeout, max rows, fetch size and poolable; no
+     * diagnostics connection), the same statement is sent with the same bind values on a
+     * connection of the same connection provider without it. Add a listener and every statement
+     * goes through jOOQ (README, "Execution modes", has the cost of both).
+     */
+    JOOQ,
+
+    /**
+     * Straight through JDBC on the connection of the {@code DSLContext} passed to each call,
+     * never through jOOQ's execution, even when listeners are configured: the last microseconds
+     * of client CPU per statement, for a small server whose cores the application shares. What
+     * it gives up: your {@code ExecuteListener}s do not see these statements (no logging,
+     * tracing, metrics or exception translation of them through jOOQ), and jOOQ's execution
+     * settings (query timeout, max rows, fetch size) do not apply to them. Statements that are
+     * not on the hot path still run through jOOQ.
+     */
+    RAW_JDBC;
+
+    private static final String KEY = ExecutionMode.class.getName();
+
+    /**
+     * A {@code DSLContext} like {@code dsl} whose repositories execute their hot statements in
+     * {@code mode}; {@code dsl} itself when it already says so. Everything else of {@code dsl}'s
+     * configuration (settings, schema mapping, listeners, connection provider) is kept.
+     *
+     * @param dsl the context to derive from
+     * @param mode how the hot statements of repositories built from the result execute
+     * @return a context carrying {@code mode}
+     */
+    public static DSLContext using(DSLContext dsl, ExecutionMode mode) {
+        Objects.requireNonNull(dsl, "dsl");
+        Objects.requireNonNull(mode, "mode");
+        if (of(dsl) == mode) {
+            return dsl;
+        }
+        Configuration derived = dsl.configuration().derive();
+        derived.data(KEY, mode);
+        return DSL.using(derived);
+    }
+
+    /**
+     * The mode a context carries.
+     *
+     * @param dsl the context
+     * @return the mode given to {@link #using}, else {@link #JOOQ}
+     */
+    public static ExecutionMode of(DSLContext dsl) {
+        Objects.requireNonNull(dsl, "dsl");
+        return dsl.configuration().data(KEY) instanceof ExecutionMode mode ? mode : JOOQ;
+    }
+}

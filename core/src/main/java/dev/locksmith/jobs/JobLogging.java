@@ -1,0 +1,132 @@
+package dev.locksmith.jobs;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.MDC;
+import org.slf4j.event.Level;
+
+/** What both workers log about a job, and the MDC around its handler. */
+final class JobLogging {
+
+    /** MDC key: the job's id. */
+    static final String JOB_ID = "locksmith.job.id";
+    /** MDC key: the job's queue. */
+    static final String QUEUE = "locksmith.job.queue";
+    /** MDC key: the job's kind. */
+    static final String KIND = "locksmith.job.kind";
+    /** MDC key: the attempt that runs now (1 for the first). */
+    static final String ATTEMPT = "locksmith.job.attempt";
+
+    /** How much of a failure's stack trace {@code last_error} keeps. */
+    static final int MAX_ERROR_LENGTH = 8_000;
+    /** Frames kept of each throwable of the cause chain. */
+    static final int FRAMES_PER_THROWABLE = 15;
+
+    private static final int MAX_CAUSES = 10;
+
+    private JobLogging() {}
+
+    /**
+     * Puts the job's keys into the MDC until {@link Scope#close()}, which restores whatever the
+     * keys held before (a handler may run inside a thread that has MDC values of its own).
+     */
+    static Scope mdc(Job job, int attempt) {
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put(JOB_ID, Long.toString(job.id()));
+        values.put(QUEUE, job.queue());
+        values.put(KIND, job.kind());
+        values.put(ATTEMPT, Integer.toString(attempt));
+        Map<String, String> previous = new LinkedHashMap<>();
+        values.forEach((key, value) -> {
+            previous.put(key, MDC.get(key));
+            MDC.put(key, value);
+        });
+        return () -> previous.forEach((key, value) -> {
+            if (value == null) {
+                MDC.remove(key);
+            } else {
+                MDC.put(key, value);
+            }
+        });
+    }
+
+    /**
+     * Logs a handler failure once, with its stack trace: at ERROR when the job failed for good,
+     * at {@code level} when it will be retried, at WARN when the lease was lost meanwhile.
+     */
+    static void handlerFailed(Logger log, Level level, Job job, int attempt, Throwable error, FailResult result) {
+        switch (result.outcome()) {
+            case FAILED ->
+                log.atError()
+                        .setCause(error)
+                        .log(
+                                "job {} ({}) of queue {} failed for good after {} attempts",
+                                job.id(),
+                                job.kind(),
+                                job.queue(),
+                                attempt);
+            case RETRY_SCHEDULED ->
+                log.atLevel(level)
+                        .setCause(error)
+                        .log(
+                                "job {} ({}) of queue {} failed, attempt {} of {}; retrying at {}",
+                                job.id(),
+                                job.kind(),
+                                job.queue(),
+                                attempt,
+                                job.maxAttempts(),
+                                result.retryAt().orElse(null));
+            case LEASE_LOST ->
+                log.atWarn()
+                        .setCause(error)
+                        .log(
+                                "job {} ({}) of queue {} failed, attempt {}, after its lease was lost; it runs again under its new "
+                                        + "lease",
+                                job.id(),
+                                job.kind(),
+                                job.queue(),
+                                attempt);
+        }
+    }
+
+    /**
+     * What {@code last_error} keeps of a failure: its stack trace (the cause of a jOOQ
+     * {@code DataAccessException}, which only wraps it), with at most
+     * {@value #FRAMES_PER_THROWABLE} frames of each throwable in the cause chain so that the
+     * root cause survives a deep stack, cut to {@link #MAX_ERROR_LENGTH} in all.
+     */
+    static String describe(Throwable error) {
+        Throwable first = error instanceof org.jooq.exception.DataAccessException && error.getCause() != null
+                ? error.getCause()
+                : error;
+        StringBuilder text = new StringBuilder();
+        int depth = 0;
+        for (Throwable t = first;
+                t != null && depth < MAX_CAUSES;
+                t = t.getCause() == t ? null : t.getCause(), depth++) {
+            text.append(depth == 0 ? "" : "\nCaused by: ").append(t);
+            StackTraceElement[] frames = t.getStackTrace();
+            for (int i = 0; i < Math.min(frames.length, FRAMES_PER_THROWABLE); i++) {
+                text.append("\n\tat ").append(frames[i]);
+            }
+            if (frames.length > FRAMES_PER_THROWABLE) {
+                text.append("\n\t... ")
+                        .append(frames.length - FRAMES_PER_THROWABLE)
+                        .append(" more");
+            }
+        }
+        if (text.length() <= MAX_ERROR_LENGTH) {
+            return text.toString();
+        }
+        String marker = "\n\t... (cut at " + MAX_ERROR_LENGTH + " characters)";
+        return text.substring(0, MAX_ERROR_LENGTH - marker.length()) + marker;
+    }
+
+    /** Restores the MDC; closing never throws. */
+    @FunctionalInterface
+    interface Scope extends AutoCloseable {
+        @Override
+        void close();
+    }
+}

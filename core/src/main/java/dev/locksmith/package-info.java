@@ -1,0 +1,21 @@
+/**
+ * What every part of locksmith shares: running a whole transaction with retries
+ * ({@link dev.locksmith.Transactions} under a {@link dev.locksmith.RetryPolicy}), bounding
+ * lock waits ({@link dev.locksmith.LockWait}: forever, up to a duration, {@code NOWAIT},
+ * {@code SKIP LOCKED}), placing the tables in a schema of your choice
+ * ({@link dev.locksmith.TableSchema}), and the exception family: every failure is a
+ * {@link dev.locksmith.LocksmithException}, translated from its SQLState in one place
+ * ({@link dev.locksmith.PgErrors}); the ones a retry of the whole transaction may cure extend
+ * {@link dev.locksmith.TransientLocksmithException}.
+ *
+ * <p>Conventions of the whole API: a method that takes a {@code DSLContext tx} runs in the
+ * caller's transaction (pass the {@code DSLContext} of {@code dsl.transaction(...)}); a method
+ * without one opens and commits its own. Repositories are built from a {@code DSLContext} and,
+ * optionally, one immutable settings object made by a builder. Arguments are never null unless
+ * documented; expected outcomes (nothing to claim, no idle account) are values
+ * ({@code Optional}, result records), not exceptions.
+ */
+@NullMarked
+package dev.locksmith;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,3 @@
+module com.example.encapsulation {
+    requires dev.locksmith.core;
+}

@@ -1,0 +1,132 @@
+package dev.locksmith.it.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.codegen.tables.JobsTable;
+import dev.locksmith.jobs.JobQueue;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.jooq.DSLContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An application that is a JPMS module and {@code requires dev.locksmith.core} compiles against
+ * the API, and cannot reach {@code dev.locksmith.internal}: javac, given the same module path a
+ * user's build would have (core, codegen, jOOQ, JSpecify and their dependencies), accepts the one
+ * and refuses the other for the right reason. JSpecify is there because core requires it
+ * {@code static transitive}: the API's nullness annotations must resolve when an application
+ * module compiles (Maven brings the jar, a compile dependency of core), not when it runs.
+ */
+class ModuleBoundaryTest {
+
+    private static final String MODULE_INFO = """
+            module com.example.app {
+                requires dev.locksmith.core;
+            }
+            """;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void anApplicationModuleCompilesAgainstTheApi() throws Exception {
+        String out = compile("""
+                package com.example.app;
+
+                import dev.locksmith.RetryPolicy;
+                import dev.locksmith.TransientLocksmithException;
+                import dev.locksmith.accounts.Accounts;
+                import dev.locksmith.jobs.JobQueue;
+                import dev.locksmith.jobs.NewJob;
+                import org.jooq.DSLContext;
+
+                public final class App {
+                    public static long run(DSLContext dsl) {
+                        Accounts accounts = new Accounts(dsl, RetryPolicy.builder().maxAttempts(3).build());
+                        try {
+                            return new JobQueue(dsl).enqueue(dsl, NewJob.of("mail", "welcome"));
+                        } catch (TransientLocksmithException e) {
+                            return -1;
+                        }
+                    }
+                }
+                """);
+        assertThat(out).isEmpty();
+    }
+
+    @Test
+    void anApplicationModuleCannotReachTheInternalPackage() throws Exception {
+        String out = compile("""
+                package com.example.app;
+
+                import dev.locksmith.internal.Errors;
+
+                public final class App {
+                    public static Object reach() {
+                        return Errors.class;
+                    }
+                }
+                """);
+        assertThat(out)
+                .contains("package dev.locksmith.internal is not visible")
+                .contains("is declared in module dev.locksmith.core, which does not export it");
+    }
+
+    /** Compiles the module and its one class; returns javac's diagnostics (empty on success). */
+    private String compile(String app) throws IOException, URISyntaxException {
+        Path src = dir.resolve("src");
+        Files.createDirectories(src.resolve("com/example/app"));
+        Files.writeString(src.resolve("module-info.java"), MODULE_INFO);
+        Files.writeString(src.resolve("com/example/app/App.java"), app);
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
+        // An empty class path: javac would otherwise take this JVM's, where core is in the unnamed module.
+        Path emptyClassPath = Files.createDirectories(dir.resolve("empty"));
+        int exit = javac.run(
+                null,
+                diagnostics,
+                diagnostics,
+                "-d",
+                dir.resolve("out").toString(),
+                "--class-path",
+                emptyClassPath.toString(),
+                "--module-path",
+                modulePath(),
+                src.resolve("module-info.java").toString(),
+                src.resolve("com/example/app/App.java").toString());
+        String out = diagnostics.toString(StandardCharsets.UTF_8);
+        assertThat(exit == 0).as(out).isEqualTo(out.isEmpty());
+        return out;
+    }
+
+    /** Where the classes of core, codegen, jOOQ, JSpecify and the libraries they require come from. */
+    private static String modulePath() throws URISyntaxException {
+        Stream<Class<?>> representatives = Stream.of(
+                JobQueue.class,
+                JobsTable.class,
+                DSLContext.class,
+                org.postgresql.Driver.class,
+                org.slf4j.Logger.class,
+                io.r2dbc.spi.ConnectionFactory.class,
+                org.reactivestreams.Publisher.class,
+                org.jspecify.annotations.NullMarked.class);
+        StringBuilder path = new StringBuilder();
+        for (Class<?> c : representatives.collect(Collectors.toList())) {
+            if (path.length() > 0) {
+                path.append(java.io.File.pathSeparatorChar);
+            }
+            path.append(Path.of(
+                    c.getProtectionDomain().getCodeSource().getLocation().toURI()));
+        }
+        return path.toString();
+    }
+}
