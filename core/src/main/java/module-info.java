@@ -19,5 +19,6 @@ module dev.locksmith.core {
     exports dev.locksmith.advisory;
     exports dev.locksmith.audit;
     exports dev.locksmith.jobs;
+    exports dev.locksmith.observe;
     exports dev.locksmith.pool;
 }

@@ -2,6 +2,7 @@ package dev.locksmith;
 
 import dev.locksmith.internal.CheckedFailure;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.Sleeper;
 import dev.locksmith.internal.TransactionIdentity;
 import java.sql.SQLException;
@@ -74,6 +75,7 @@ public final class Transactions {
     private final Sleeper sleeper;
     private final RetryListener listener;
     private final Duration commitResolution;
+    private final Observing observing;
 
     /**
      * Runs transactions on {@code dsl} under {@code policy}.
@@ -94,6 +96,7 @@ public final class Transactions {
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
         this.listener = policy.listener();
         this.commitResolution = policy.commitResolution();
+        this.observing = Observing.of(dsl);
     }
 
     /**
@@ -157,6 +160,7 @@ public final class Transactions {
                     throw e;
                 }
                 LocksmithException failure = PgErrors.translate(e);
+                observing.lockFailed(failure);
                 if (current.commitSent && outcomeUncertain(failure)) {
                     CommitResolver.Outcome outcome = outcomeOf(current.identity, failure);
                     if (outcome == CommitResolver.Outcome.COMMITTED) {
@@ -172,6 +176,7 @@ public final class Transactions {
                 Duration pause =
                         policy.backoff(attempt, ThreadLocalRandom.current().nextDouble());
                 listener.onRetry(attempt, failure, pause);
+                observing.retried(attempt, failure);
                 try {
                     sleeper.sleep(pause);
                 } catch (InterruptedException interrupted) {

@@ -8,10 +8,13 @@ import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.AccountsRecord;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.Savepoints;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.Sleeper;
 import dev.locksmith.internal.TransactionGuard;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.Collection;
@@ -56,6 +59,7 @@ public final class Accounts {
     private final Transactions transactions;
     private final AccountStatements statements;
     private final SchemaMapping schema;
+    private final Observing observing;
 
     /**
      * Accounts on {@code dsl} with {@link RetryPolicy#defaults()}.
@@ -81,6 +85,7 @@ public final class Accounts {
         this.transactions = new Transactions(dsl, policy);
         this.statements = new AccountStatements(dsl);
         this.schema = SchemaMapping.of(dsl);
+        this.observing = Observing.of(dsl);
     }
 
     // ---------------------------------------------------------------- open and read
@@ -197,13 +202,16 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(wait, "wait");
         TransactionGuard.requireOpen(ctx, "lockForUpdate");
-        Optional<Account> locked = wait.run(
-                ctx,
-                () -> wait.applyTo(ctx.selectFrom(ACCOUNTS)
-                                .where(ACCOUNTS.ID.eq(id))
-                                .forUpdate())
-                        .fetchOptional()
-                        .map(Accounts::toAccount));
+        Optional<Account> locked = observing.observe(
+                () -> new Operation.LockRows(ACCOUNTS.getName(), wait.kind()),
+                () -> wait.run(
+                        ctx,
+                        () -> wait.applyTo(ctx.selectFrom(ACCOUNTS)
+                                        .where(ACCOUNTS.ID.eq(id))
+                                        .forUpdate())
+                                .fetchOptional()
+                                .map(Accounts::toAccount)),
+                a -> Outcome.OK);
         if (locked.isEmpty() && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
@@ -237,17 +245,20 @@ public final class Accounts {
         if (sorted.isEmpty()) {
             return List.of();
         }
-        List<Account> locked = wait.run(
-                ctx,
-                () -> wait
-                        .applyTo(ctx.selectFrom(ACCOUNTS)
-                                .where(ACCOUNTS.ID.in(sorted))
-                                .orderBy(ACCOUNTS.ID)
-                                .forUpdate())
-                        .fetch()
-                        .stream()
-                        .map(Accounts::toAccount)
-                        .toList());
+        List<Account> locked = observing.observe(
+                () -> new Operation.LockRows(ACCOUNTS.getName(), wait.kind()),
+                () -> wait.run(
+                        ctx,
+                        () -> wait
+                                .applyTo(ctx.selectFrom(ACCOUNTS)
+                                        .where(ACCOUNTS.ID.in(sorted))
+                                        .orderBy(ACCOUNTS.ID)
+                                        .forUpdate())
+                                .fetch()
+                                .stream()
+                                .map(Accounts::toAccount)
+                                .toList()),
+                a -> Outcome.OK);
         if (locked.size() < sorted.size()) {
             List<Long> present = Errors.translating(() -> ctx.select(ACCOUNTS.ID)
                     .from(ACCOUNTS)
@@ -432,6 +443,13 @@ public final class Accounts {
      */
     public TransferResult transfer(TransferRequest request) {
         Objects.requireNonNull(request, "request");
+        return observing.observe(
+                () -> new Operation.Transfer(request.strategy(), true),
+                () -> transferInOwnTransaction(request),
+                Accounts::outcome);
+    }
+
+    private TransferResult transferInOwnTransaction(TransferRequest request) {
         if (request.strategy() == TransferStrategy.OPTIMISTIC) {
             return optimisticLoop(
                     request.from(),
@@ -495,6 +513,21 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(request, "request");
         TransactionGuard.requireOpen(ctx, "transfer(ctx, ...)");
+        return observing.observe(
+                () -> new Operation.Transfer(request.strategy(), false),
+                () -> transferInCallersTransaction(ctx, request),
+                Accounts::outcome);
+    }
+
+    private static Outcome outcome(TransferResult result) {
+        return switch (result.status()) {
+            case TRANSFERRED -> Outcome.OK;
+            case INSUFFICIENT_FUNDS -> Outcome.INSUFFICIENT_FUNDS;
+            case ALREADY_TRANSFERRED -> Outcome.ALREADY_TRANSFERRED;
+        };
+    }
+
+    private TransferResult transferInCallersTransaction(DSLContext ctx, TransferRequest request) {
         if (request.strategy() == TransferStrategy.OPTIMISTIC) {
             return optimisticLoop(
                     request.from(),
@@ -535,7 +568,9 @@ public final class Accounts {
         }
         Duration pause =
                 policy.backoff(failedAttempts, ThreadLocalRandom.current().nextDouble());
-        policy.listener().onRetry(failedAttempts, new OptimisticConflictException(accountId, failedAttempts), pause);
+        OptimisticConflictException conflict = new OptimisticConflictException(accountId, failedAttempts);
+        policy.listener().onRetry(failedAttempts, conflict, pause);
+        observing.retried(failedAttempts, conflict);
         try {
             Sleeper.THREAD_SLEEP.sleep(pause);
         } catch (InterruptedException e) {

@@ -11,10 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.jooq.DSLContext;
-import org.jooq.InsertValuesStep8;
+import org.jooq.InsertValuesStep9;
 import org.jooq.JSONB;
 import org.jooq.Row2;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The multi-row insert behind {@link JobQueue#enqueueAll}, with race-free unique keys:
@@ -25,8 +26,11 @@ final class Enqueuer {
 
     private Enqueuer() {}
 
-    /** Inserts {@code jobs}; returns one id per job, in order (the existing id for a live duplicate). */
-    static List<Long> insert(DSLContext tx, List<NewJob> jobs) {
+    /**
+     * Inserts {@code jobs}; returns one id per job, in order (the existing id for a live
+     * duplicate), and sets {@code inserted[i]} for each job that was inserted rather than found.
+     */
+    static List<Long> insert(DSLContext tx, List<NewJob> jobs, @Nullable String traceparent, boolean[] inserted) {
         Long[] ids = new Long[jobs.size()];
         List<Integer> remaining = new ArrayList<>();
         for (int i = 0; i < jobs.size(); i++) {
@@ -39,14 +43,20 @@ final class Enqueuer {
             if (round == 10) {
                 throw new IllegalStateException("unique keys kept changing state while enqueueing");
             }
-            remaining = insertRound(tx, jobs, remaining, ids);
+            remaining = insertRound(tx, jobs, remaining, ids, traceparent, inserted);
         }
         return List.of(ids);
     }
 
-    private static List<Integer> insertRound(DSLContext tx, List<NewJob> jobs, List<Integer> indexes, Long[] ids) {
-        InsertValuesStep8<JobsRecord, String, Integer, String, JSONB, Short, OffsetDateTime, Integer, String> insert =
-                tx.insertInto(
+    private static List<Integer> insertRound(
+            DSLContext tx,
+            List<NewJob> jobs,
+            List<Integer> indexes,
+            Long[] ids,
+            @Nullable String traceparent,
+            boolean[] fresh) {
+        InsertValuesStep9<JobsRecord, String, Integer, String, JSONB, Short, OffsetDateTime, Integer, String, String>
+                insert = tx.insertInto(
                         JOBS,
                         JOBS.QUEUE,
                         JOBS.SHARD,
@@ -55,7 +65,8 @@ final class Enqueuer {
                         JOBS.PRIORITY,
                         JOBS.RUN_AT,
                         JOBS.MAX_ATTEMPTS,
-                        JOBS.UNIQUE_KEY);
+                        JOBS.UNIQUE_KEY,
+                        JOBS.TRACEPARENT);
         for (int i : indexes) {
             NewJob job = jobs.get(i);
             insert = insert.values(
@@ -66,7 +77,8 @@ final class Enqueuer {
                     DSL.val((short) job.priority()),
                     JobQueue.after(job.delay()),
                     DSL.val(job.maxAttempts()),
-                    DSL.val(job.uniqueKey().orElse(null)));
+                    DSL.val(job.uniqueKey().orElse(null)),
+                    DSL.val(traceparent, JOBS.TRACEPARENT));
         }
         // Ids come from the sequence in VALUES order, so sorting the returned rows by id lines
         // them up with the inputs; conflicting rows are the gaps.
@@ -85,6 +97,7 @@ final class Enqueuer {
                     && Objects.equals(
                             job.uniqueKey().orElse(null), inserted.get(next).getUniqueKey())) {
                 ids[i] = inserted.get(next++).getId();
+                fresh[i] = true;
             } else {
                 conflicts.add(i);
             }

@@ -6,9 +6,13 @@ import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.TransactionGuard;
+import dev.locksmith.observe.JobEvent;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -87,6 +91,7 @@ public final class JobQueue {
     private final JobQueueConfig config;
     private final JobStatements statements;
     private final SchemaMapping schema;
+    private final Observing observing;
 
     /**
      * A queue on {@code dsl} with {@link JobQueueConfig#defaults()}.
@@ -110,6 +115,7 @@ public final class JobQueue {
         this.config = Objects.requireNonNull(config, "config");
         this.statements = new JobStatements(dsl);
         this.schema = SchemaMapping.of(dsl);
+        this.observing = Observing.of(dsl);
     }
 
     /** {@return the settings in force, as given at construction} */
@@ -154,8 +160,13 @@ public final class JobQueue {
         if (jobs.isEmpty()) {
             return List.of();
         }
+        String traceparent = observing.traceparent();
         return Errors.translating(() -> {
-            List<Long> ids = Enqueuer.insert(ctx, jobs);
+            boolean[] inserted = new boolean[jobs.size()];
+            List<Long> ids = Enqueuer.insert(ctx, jobs, traceparent, inserted);
+            if (observing.enabled()) {
+                reportEnqueued(jobs, inserted);
+            }
             if (config.notifyOnEnqueue()) {
                 Set<String> queues = new LinkedHashSet<>();
                 jobs.forEach(j -> queues.add(j.queue()));
@@ -205,7 +216,8 @@ public final class JobQueue {
         TransactionGuard.requireOpen(ctx, "claimInTransaction");
         RenderedQuery statement =
                 claim.shards().isEmpty() ? statements.claimInTransaction : statements.claimInTransactionOnShards;
-        return sorted(statement.fetch(ctx, claimBinds(statement, claim), JobStatements::job));
+        return claimed(
+                claim, false, () -> sorted(statement.fetch(ctx, claimBinds(statement, claim), JobStatements::job)));
     }
 
     // ------------------------------------------------------------------ leased claim
@@ -241,12 +253,38 @@ public final class JobQueue {
         requirePositive("lease", lease);
         NewJob.requireName("workerId", workerId, 128);
         RenderedQuery statement = claim.shards().isEmpty() ? statements.claim : statements.claimOnShards;
-        return sorted(statement.fetch(
-                dsl,
-                claimBinds(statement, claim)
-                        .set(JobStatements.WORKER, workerId)
-                        .setInterval(JobStatements.LEASE, lease),
-                JobStatements::job));
+        return claimed(
+                claim,
+                true,
+                () -> sorted(statement.fetch(
+                        dsl,
+                        claimBinds(statement, claim)
+                                .set(JobStatements.WORKER, workerId)
+                                .setInterval(JobStatements.LEASE, lease),
+                        JobStatements::job)));
+    }
+
+    /** Runs a claim as an observed {@link Operation.ClaimJobs}, and reports each job claimed. */
+    private List<Job> claimed(Claim claim, boolean leased, java.util.function.Supplier<List<Job>> statement) {
+        if (!observing.enabled()) {
+            return statement.get();
+        }
+        List<Job> jobs = observing.observe(
+                () -> new Operation.ClaimJobs(claim.queue(), leased),
+                statement,
+                j -> j.isEmpty() ? Outcome.EMPTY : Outcome.OK);
+        jobs.forEach(job -> observing.jobEvent(JobEvent.CLAIMED, job));
+        return jobs;
+    }
+
+    private void reportEnqueued(List<NewJob> jobs, boolean[] inserted) {
+        Map<List<String>, Integer> counts = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            if (inserted[i]) {
+                counts.merge(List.of(jobs.get(i).queue(), jobs.get(i).kind()), 1, Integer::sum);
+            }
+        }
+        counts.forEach((key, count) -> observing.jobsEnqueued(key.get(0), key.get(1), count));
     }
 
     /**
@@ -262,7 +300,7 @@ public final class JobQueue {
     public boolean heartbeat(Job job, Duration lease) {
         requirePositive("lease", lease);
         requireLeased(job);
-        return statements.heartbeat.execute(
+        boolean held = statements.heartbeat.execute(
                         dsl,
                         statements
                                 .heartbeat
@@ -271,6 +309,10 @@ public final class JobQueue {
                                 .set(JobStatements.LEASE_ID, job.leaseId())
                                 .setInterval(JobStatements.LEASE, lease))
                 == 1;
+        if (!held) {
+            observing.jobEvent(JobEvent.LEASE_LOST, job);
+        }
+        return held;
     }
 
     /**
@@ -313,8 +355,19 @@ public final class JobQueue {
         }
         RenderedQuery statement =
                 config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
-        return statement.execute(
-                ctx, statement.binds().setLongs(JobStatements.IDS, ids).setUuids(JobStatements.LEASE_IDS, leaseIds));
+        Binds binds = statement.binds().setLongs(JobStatements.IDS, ids).setUuids(JobStatements.LEASE_IDS, leaseIds);
+        if (!observing.enabled()) {
+            return statement.execute(ctx, binds);
+        }
+        List<Job> all = List.copyOf(jobs);
+        Set<Long> completed = new java.util.HashSet<>(observing.observe(
+                () -> new Operation.CompleteJobs(all),
+                () -> statement.fetch(ctx, binds, row -> row.getLong(1)),
+                done -> done.isEmpty() ? Outcome.LEASE_LOST : Outcome.OK));
+        for (Job job : all) {
+            observing.jobEvent(completed.contains(job.id()) ? JobEvent.COMPLETED : JobEvent.LEASE_LOST, job);
+        }
+        return completed.size();
     }
 
     /**
@@ -338,28 +391,50 @@ public final class JobQueue {
         boolean lastAttempt = job.attempts() >= job.maxAttempts();
         Duration delay = config.retryBackoff()
                 .delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
-        return Errors.translating(() -> {
-            var update = ctx.update(JOBS)
-                    .set(JOBS.LAST_ERROR, message)
-                    .set(JOBS.UPDATED_AT, statementTime())
-                    .setNull(JOBS.LOCKED_BY)
-                    .setNull(JOBS.LOCKED_UNTIL)
-                    .setNull(JOBS.LEASE_ID);
-            Optional<JobsRecord> row = (lastAttempt
-                            ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                            : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
-                    .where(owned)
-                    .returning()
-                    .fetchOptional();
-            if (row.isEmpty()) {
-                return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
-            }
-            return lastAttempt
-                    ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
-                    : new FailResult(
-                            FailResult.Outcome.RETRY_SCHEDULED,
-                            Optional.of(row.get().getRunAt()));
+        return failed(
+                job,
+                () -> Errors.translating(() -> {
+                    var update = ctx.update(JOBS)
+                            .set(JOBS.LAST_ERROR, message)
+                            .set(JOBS.UPDATED_AT, statementTime())
+                            .setNull(JOBS.LOCKED_BY)
+                            .setNull(JOBS.LOCKED_UNTIL)
+                            .setNull(JOBS.LEASE_ID);
+                    Optional<JobsRecord> row = (lastAttempt
+                                    ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                    : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
+                            .where(owned)
+                            .returning()
+                            .fetchOptional();
+                    if (row.isEmpty()) {
+                        return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
+                    }
+                    return lastAttempt
+                            ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                            : new FailResult(
+                                    FailResult.Outcome.RETRY_SCHEDULED,
+                                    Optional.of(row.get().getRunAt()));
+                }));
+    }
+
+    /** Runs the recording of a failed attempt as an observed {@link Operation.FailJob}. */
+    private FailResult failed(Job job, java.util.function.Supplier<FailResult> statement) {
+        if (!observing.enabled()) {
+            return statement.get();
+        }
+        FailResult result = observing.observe(() -> new Operation.FailJob(job), statement, r -> switch (r.outcome()) {
+            case RETRY_SCHEDULED -> Outcome.RETRY_SCHEDULED;
+            case FAILED -> Outcome.FAILED;
+            case LEASE_LOST -> Outcome.LEASE_LOST;
         });
+        observing.jobEvent(
+                switch (result.outcome()) {
+                    case RETRY_SCHEDULED -> JobEvent.RETRY_SCHEDULED;
+                    case FAILED -> JobEvent.FAILED;
+                    case LEASE_LOST -> JobEvent.LEASE_LOST;
+                },
+                job);
+        return result;
     }
 
     /**
@@ -376,28 +451,33 @@ public final class JobQueue {
         Duration delay = config.retryBackoff()
                 .delay(attempts, ThreadLocalRandom.current().nextDouble());
         Field<OffsetDateTime> runAt = lastAttempt ? DSL.val(job.runAt()) : after(delay);
-        return Errors.translating(() -> {
-            JobsRecord row = ctx.insertInto(JOBS)
-                    .set(JOBS.ID, job.id())
-                    .set(JOBS.QUEUE, job.queue())
-                    .set(JOBS.SHARD, job.shard())
-                    .set(JOBS.KIND, job.kind())
-                    .set(JOBS.PAYLOAD, org.jooq.JSONB.valueOf(job.payload()))
-                    .set(JOBS.PRIORITY, (short) job.priority())
-                    .set(JOBS.RUN_AT, runAt)
-                    .set(JOBS.STATUS, lastAttempt ? FAILED : PENDING)
-                    .set(JOBS.ATTEMPTS, attempts)
-                    .set(JOBS.MAX_ATTEMPTS, job.maxAttempts())
-                    .set(JOBS.UNIQUE_KEY, job.uniqueKey())
-                    .set(JOBS.LAST_ERROR, truncate(error))
-                    .set(JOBS.CREATED_AT, job.createdAt())
-                    .set(JOBS.FINISHED_AT, lastAttempt ? DSL.currentOffsetDateTime() : DSL.castNull(JOBS.FINISHED_AT))
-                    .returning(JOBS.RUN_AT)
-                    .fetchSingle();
-            return lastAttempt
-                    ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
-                    : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.getRunAt()));
-        });
+        return failed(
+                job,
+                () -> Errors.translating(() -> {
+                    JobsRecord row = ctx.insertInto(JOBS)
+                            .set(JOBS.ID, job.id())
+                            .set(JOBS.QUEUE, job.queue())
+                            .set(JOBS.SHARD, job.shard())
+                            .set(JOBS.KIND, job.kind())
+                            .set(JOBS.PAYLOAD, org.jooq.JSONB.valueOf(job.payload()))
+                            .set(JOBS.PRIORITY, (short) job.priority())
+                            .set(JOBS.RUN_AT, runAt)
+                            .set(JOBS.STATUS, lastAttempt ? FAILED : PENDING)
+                            .set(JOBS.ATTEMPTS, attempts)
+                            .set(JOBS.MAX_ATTEMPTS, job.maxAttempts())
+                            .set(JOBS.UNIQUE_KEY, job.uniqueKey())
+                            .set(JOBS.TRACEPARENT, job.traceparent())
+                            .set(JOBS.LAST_ERROR, truncate(error))
+                            .set(JOBS.CREATED_AT, job.createdAt())
+                            .set(
+                                    JOBS.FINISHED_AT,
+                                    lastAttempt ? DSL.currentOffsetDateTime() : DSL.castNull(JOBS.FINISHED_AT))
+                            .returning(JOBS.RUN_AT)
+                            .fetchSingle();
+                    return lastAttempt
+                            ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                            : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.getRunAt()));
+                }));
     }
 
     /**
@@ -410,7 +490,7 @@ public final class JobQueue {
      */
     public boolean release(Job job) {
         Condition owned = owned(job);
-        return Errors.translating(() -> dsl.update(JOBS)
+        boolean released = Errors.translating(() -> dsl.update(JOBS)
                         .set(JOBS.STATUS, PENDING)
                         .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
                         .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
@@ -420,6 +500,8 @@ public final class JobQueue {
                         .where(owned)
                         .execute())
                 == 1;
+        observing.jobEvent(released ? JobEvent.RELEASED : JobEvent.LEASE_LOST, job);
+        return released;
     }
 
     /**
@@ -456,9 +538,10 @@ public final class JobQueue {
     public int rescueExpired() {
         int total = 0;
         int batch;
+        Map<String, int[]> byQueue = new java.util.TreeMap<>();
         do {
             Condition exhausted = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
-            batch = Errors.translating(() -> dsl.update(JOBS)
+            var rescued = Errors.translating(() -> dsl.update(JOBS)
                     .set(JOBS.STATUS, DSL.when(exhausted, FAILED).otherwise(PENDING))
                     .set(
                             JOBS.FINISHED_AT,
@@ -474,9 +557,14 @@ public final class JobQueue {
                             .limit(RESCUE_BATCH)
                             .forUpdate()
                             .skipLocked()))
-                    .execute());
+                    .returning(JOBS.QUEUE, JOBS.STATUS)
+                    .fetch());
+            batch = rescued.size();
+            rescued.forEach(r -> byQueue.computeIfAbsent(r.getQueue(), q -> new int[2])[
+                    JobStatus.fromDb(r.getStatus()) == JobStatus.FAILED ? 1 : 0]++);
             total += batch;
         } while (batch == RESCUE_BATCH);
+        byQueue.forEach((queue, counts) -> observing.jobsRescued(queue, counts[0], counts[1]));
         return total;
     }
 
@@ -554,6 +642,77 @@ public final class JobQueue {
             counts.forEach((queue, byStatus) ->
                     result.add(new QueueStats(queue, Map.copyOf(byStatus), Optional.ofNullable(oldest.get(queue)))));
             return result;
+        });
+    }
+
+    /**
+     * How deep {@code queue} is, measured with work bounded by {@code cap} whatever the table
+     * holds, for gauges polled every few seconds: pending jobs counted on the claim index
+     * ({@code jobs_claimable_idx}, index-only where the visibility map allows) up to {@code cap},
+     * running jobs counted on the lease index up to {@code cap}, and the age of the oldest due
+     * pending job found with two index probes per distinct priority of the queue's pending jobs.
+     * One read-only statement on the queue's own {@code DSLContext}; takes no lock.
+     *
+     * @param queue the queue, 1 to 128 characters
+     * @param cap stop counting at this many, 1 to 1,000,000
+     * @return the counts (each at most {@code cap}) and the oldest due job's age
+     * @throws IllegalArgumentException for an invalid queue name or a cap out of range
+     */
+    public QueueDepth depth(String queue, int cap) {
+        NewJob.requireName("queue", queue, 128);
+        if (cap < 1 || cap > 1_000_000) {
+            throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
+        }
+        Field<String> q = DSL.val(queue);
+        Field<Integer> limit = DSL.val(cap);
+        // Loose index scan over the priorities of the queue's pending jobs: for each, the oldest
+        // due run_at is the first entry of (queue, priority, run_at) with run_at <= now().
+        var priorities = DSL.name("priorities");
+        var priority = DSL.field(DSL.name("priorities", "priority"), SQLDataType.SMALLINT);
+        var cte = priorities
+                .fields("priority")
+                .as(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
+                                .from(JOBS)
+                                .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(PENDING)))
+                                .orderBy(JOBS.PRIORITY)
+                                .limit(1)))
+                        .unionAll(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
+                                        .from(JOBS)
+                                        .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(PENDING)))
+                                        .and(JOBS.PRIORITY.gt(priority))
+                                        .orderBy(JOBS.PRIORITY)
+                                        .limit(1)))
+                                .from(DSL.table(priorities))
+                                .where(priority.isNotNull())));
+        Field<OffsetDateTime> oldestPerPriority = DSL.field(DSL.select(JOBS.RUN_AT)
+                .from(JOBS)
+                .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(PENDING)))
+                .and(JOBS.PRIORITY.eq(priority))
+                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()))
+                .orderBy(JOBS.RUN_AT)
+                .limit(1));
+        Field<Integer> pending = DSL.field(DSL.selectCount()
+                .from(DSL.select(DSL.inline(1))
+                        .from(JOBS)
+                        .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(PENDING)))
+                        .limit(limit)));
+        Field<Integer> running = DSL.field(DSL.selectCount()
+                .from(DSL.select(DSL.inline(1))
+                        .from(JOBS)
+                        .where(JOBS.STATUS.eq(RUNNING).and(JOBS.QUEUE.eq(q)))
+                        .limit(limit)));
+        Field<OffsetDateTime> oldest = DSL.field(
+                DSL.withRecursive(cte).select(DSL.min(oldestPerPriority)).from(DSL.table(priorities)));
+        return Errors.translating(() -> {
+            var row = dsl.select(pending, running, oldest, DSL.currentOffsetDateTime())
+                    .fetchSingle();
+            OffsetDateTime oldestRunAt = row.value3();
+            return new QueueDepth(
+                    queue,
+                    row.value1(),
+                    row.value2(),
+                    cap,
+                    oldestRunAt == null ? Optional.empty() : Optional.of(Duration.between(oldestRunAt, row.value4())));
         });
     }
 

@@ -52,7 +52,8 @@ final class JobStatements {
             JOBS.UNIQUE_KEY,
             JOBS.LAST_ERROR,
             JOBS.CREATED_AT,
-            JOBS.LEASE_ID);
+            JOBS.LEASE_ID,
+            JOBS.TRACEPARENT);
 
     final RenderedQuery claimInTransaction;
     final RenderedQuery claimInTransactionOnShards;
@@ -162,6 +163,7 @@ final class JobStatements {
                 row.getString(JOBS.UNIQUE_KEY.getName()),
                 row.getString(JOBS.LAST_ERROR.getName()),
                 row.getObject(JOBS.CREATED_AT.getName(), OffsetDateTime.class),
-                row.getObject(JOBS.LEASE_ID.getName(), UUID.class));
+                row.getObject(JOBS.LEASE_ID.getName(), UUID.class),
+                row.getString(JOBS.TRACEPARENT.getName()));
     }
 }

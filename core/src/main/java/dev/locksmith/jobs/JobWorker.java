@@ -1,9 +1,14 @@
 package dev.locksmith.jobs;
 
 import dev.locksmith.PoolingMode;
+import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -66,6 +71,7 @@ public final class JobWorker implements AutoCloseable {
     private final Settings settings;
     private final WorkerListener listener;
     private final Level handlerFailureLogLevel;
+    private final Observing observing;
 
     private final Semaphore slots;
     /** Held leases by lease id: a lapsed and re-claimed job has two, and each run settles only its own. */
@@ -103,6 +109,7 @@ public final class JobWorker implements AutoCloseable {
                 b.threads, b.lease, b.pollInterval, b.rescueInterval, b.shutdownGrace, b.workerId, b.listen);
         this.listener = b.listener;
         this.handlerFailureLogLevel = b.handlerFailureLogLevel;
+        this.observing = Observing.of(dsl);
         this.slots = new Semaphore(b.threads);
         String name = "locksmith-" + b.queue;
         this.handlers = Executors.newFixedThreadPool(b.threads, r -> thread(r, name + "-handler"));
@@ -293,6 +300,7 @@ public final class JobWorker implements AutoCloseable {
         boolean settled = false;
         // The job's MDC keys stay set until the failure, if any, is logged (the catch blocks below).
         JobLogging.Scope mdc = JobLogging.mdc(job, job.attempts());
+        Observation handling = observing.start(new Operation.HandleJobs(List.of(job)));
         try {
             dsl.transactionResult(c -> {
                 handler.handle(job, c.dsl());
@@ -303,9 +311,11 @@ public final class JobWorker implements AutoCloseable {
                 return null;
             });
             settled = true;
+            handling.end(Outcome.OK);
             listener.completed(job);
         } catch (LeaseLost e) {
             settled = true;
+            handling.end(Outcome.LEASE_LOST);
             LOG.warn(
                     "handler of job {} ({}) on queue {}, attempt {}, finished after its lease was lost; its "
                             + "transaction was rolled back, and the job runs again under its new lease",
@@ -315,6 +325,7 @@ public final class JobWorker implements AutoCloseable {
                     job.attempts());
             listener.leaseLost(job);
         } catch (Throwable error) {
+            handling.error(error);
             if (running.get()) {
                 settled = recordFailure(job, error);
             }

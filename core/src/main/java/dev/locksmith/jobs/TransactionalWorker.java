@@ -2,8 +2,13 @@ package dev.locksmith.jobs;
 
 import dev.locksmith.PoolingMode;
 import dev.locksmith.internal.CheckedFailure;
+import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.Savepoints;
 import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.observe.JobEvent;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,6 +69,7 @@ public final class TransactionalWorker implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
     private final boolean isolateEachJob;
     private final Level handlerFailureLogLevel;
+    private final Observing observing;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeUp = lock.newCondition();
     private long wakeGeneration;
@@ -75,6 +81,7 @@ public final class TransactionalWorker implements AutoCloseable {
                 dsl, b.queueConfig.toBuilder().notifyOnEnqueue(false).build());
         this.isolateEachJob = b.isolateEachJob;
         this.handlerFailureLogLevel = b.handlerFailureLogLevel;
+        this.observing = Observing.of(dsl);
         this.claim = new Claim(b.queue, b.batchSize, b.shards);
         this.handler = b.handler;
         this.pollInterval = b.pollInterval;
@@ -188,6 +195,7 @@ public final class TransactionalWorker implements AutoCloseable {
                 try {
                     boolean isolating = isolate;
                     dsl.transaction(c -> batch.run(c.dsl(), isolating));
+                    batch.handled.forEach(job -> observing.jobEvent(JobEvent.COMPLETED, job));
                     isolate = isolateEachJob || batch.failures > 0;
                 } catch (Throwable e) {
                     LOG.warn(
@@ -213,6 +221,8 @@ public final class TransactionalWorker implements AutoCloseable {
     private final class Batch {
         int claimed;
         int failures;
+        /** Jobs whose handler succeeded: completed when the transaction commits. */
+        final List<Job> handled = new ArrayList<>();
 
         void run(DSLContext tx, boolean isolating) throws Exception {
             List<Job> jobs = queue.claimInTransaction(tx, claim);
@@ -221,12 +231,21 @@ public final class TransactionalWorker implements AutoCloseable {
                 return;
             }
             if (!isolating) {
-                handler.handle(jobs, tx);
+                Observation handling = observing.start(new Operation.HandleJobs(jobs));
+                try {
+                    handler.handle(jobs, tx);
+                } catch (Exception | Error e) {
+                    handling.error(e);
+                    throw e;
+                }
+                handling.end(Outcome.OK);
+                handled.addAll(jobs);
                 return;
             }
             for (Job job : jobs) {
                 int attempt = job.attempts() + 1;
                 JobLogging.Scope mdc = JobLogging.mdc(job, attempt);
+                Observation handling = observing.start(new Operation.HandleJobs(List.of(job)));
                 try {
                     Savepoints.unit(tx, () -> {
                         try {
@@ -238,8 +257,11 @@ public final class TransactionalWorker implements AutoCloseable {
                         }
                         return null;
                     });
+                    handling.end(Outcome.OK);
+                    handled.add(job);
                 } catch (RuntimeException | Error e) {
                     Throwable cause = e instanceof CheckedFailure wrapped ? wrapped.checked() : e;
+                    handling.error(cause);
                     failures++;
                     FailResult result = queue.requeueFailed(tx, job, JobLogging.describe(cause));
                     JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, attempt, cause, result);

@@ -8,8 +8,11 @@ import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.Sleeper;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Collection;
@@ -56,6 +59,7 @@ public final class ChannelAccountPool {
     private final DoubleSupplier random;
     private final Sleeper sleeper;
     private final PoolStatements statements;
+    private final Observing observing;
 
     /**
      * A pool on {@code dsl} with the constant-cost, evenly spreading
@@ -90,6 +94,7 @@ public final class ChannelAccountPool {
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
         this.statements = new PoolStatements(dsl, strategy);
         this.schema = SchemaMapping.of(dsl);
+        this.observing = Observing.of(dsl);
     }
 
     // ------------------------------------------------------------------ membership
@@ -198,6 +203,16 @@ public final class ChannelAccountPool {
     public Optional<ChannelAccount> acquire(Duration lease, String owner) {
         requireLease(lease);
         String holder = validOwner(owner);
+        if (!observing.enabled()) {
+            return acquireOnce(lease, holder);
+        }
+        return observing.observe(
+                () -> new Operation.AcquireAccount(false),
+                () -> acquireOnce(lease, holder),
+                a -> a.isPresent() ? Outcome.OK : Outcome.EMPTY);
+    }
+
+    private Optional<ChannelAccount> acquireOnce(Duration lease, String holder) {
         Binds binds =
                 statements.acquire.binds().set(PoolStatements.OWNER, holder).setInterval(PoolStatements.LEASE, lease);
         if (strategy == AcquireStrategy.RANDOM_PROBES) {
@@ -227,10 +242,22 @@ public final class ChannelAccountPool {
      * @throws IllegalArgumentException for a lease or wait out of range or an invalid owner
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner, Duration maxWait) {
+        requireLease(lease);
+        String holder = validOwner(owner);
         Durations.nonNegative("maxWait", maxWait);
+        if (!observing.enabled()) {
+            return acquireWaiting(lease, holder, maxWait);
+        }
+        return observing.observe(
+                () -> new Operation.AcquireAccount(true),
+                () -> acquireWaiting(lease, holder, maxWait),
+                a -> a.isPresent() ? Outcome.OK : Outcome.TIMED_OUT);
+    }
+
+    private Optional<ChannelAccount> acquireWaiting(Duration lease, String holder, Duration maxWait) {
         long deadline = System.nanoTime() + maxWait.toNanos();
         for (int attempt = 1; ; attempt++) {
-            Optional<ChannelAccount> account = acquire(lease, owner);
+            Optional<ChannelAccount> account = acquireOnce(lease, holder);
             long left = deadline - System.nanoTime();
             if (account.isPresent() || left <= 0) {
                 return account;

@@ -67,6 +67,7 @@ class SchemaMigrationTest {
                         "queue-002-jobs",
                         "queue-003-jobs-autovacuum",
                         "queue-004-jobs-lease-id",
+                        "queue-005-jobs-traceparent",
                         "pool-000-schema",
                         "pool-001-move-channel_accounts-from-0.1",
                         "pool-002-channel-accounts",

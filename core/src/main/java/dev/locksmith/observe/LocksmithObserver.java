@@ -1,0 +1,139 @@
+package dev.locksmith.observe;
+
+import dev.locksmith.LocksmithException;
+import dev.locksmith.jobs.Job;
+import java.util.List;
+import java.util.Objects;
+import org.jooq.Configuration;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Told what locksmith's repositories and workers do, for metrics and traces. Every method has a
+ * default that does nothing: implement what you need. locksmith calls it on the thread doing the
+ * work, in the middle of it, so it must be quick; what it throws is logged (at DEBUG, logger
+ * {@code dev.locksmith.observe}) and otherwise ignored, never failing the operation.
+ *
+ * <p>An observer travels with the {@code DSLContext} repositories and workers are built from,
+ * like {@link dev.locksmith.ExecutionMode}; each reads it once, at construction:
+ *
+ * <pre>{@code
+ * DSLContext observed = LocksmithObserver.using(dsl, LocksmithObserver.all(metrics, tracing));
+ * JobQueue queue = new JobQueue(observed);
+ * JobWorker worker = JobWorker.builder(observed, "emails", handler).build();
+ * }</pre>
+ */
+public interface LocksmithObserver {
+
+    /** Observes nothing. */
+    LocksmithObserver NONE = new LocksmithObserver() {};
+
+    /**
+     * An operation starts. locksmith ends the returned observation exactly once, on this thread.
+     *
+     * @param operation what starts
+     * @return what to tell when it ends; {@link Observation#NONE} by default
+     */
+    default Observation start(Operation operation) {
+        return Observation.NONE;
+    }
+
+    /**
+     * Jobs were inserted by {@code JobQueue.enqueue} or {@code enqueueAll} (in the caller's
+     * transaction: counted when the insert ran, whether or not it commits). Live duplicates of a
+     * unique key, which insert nothing, are not counted.
+     *
+     * @param queue their queue
+     * @param kind their kind
+     * @param count how many, at least 1
+     */
+    default void jobsEnqueued(String queue, String kind, int count) {}
+
+    /**
+     * Something happened to one job.
+     *
+     * @param event what happened
+     * @param job the job, as the caller held it (for {@link JobEvent#CLAIMED}, as claimed)
+     */
+    default void jobEvent(JobEvent event, Job job) {}
+
+    /**
+     * {@code JobQueue.rescueExpired} took back jobs whose lease had expired.
+     *
+     * @param queue their queue
+     * @param toPending how many went back to {@code pending}
+     * @param toFailed how many had used their last attempt and went to {@code failed}
+     */
+    default void jobsRescued(String queue, int toPending, int toFailed) {}
+
+    /**
+     * A transaction of {@code Transactions} (and so of {@code Accounts.transfer}) or an
+     * optimistic compare-and-swap round failed and is about to be tried again.
+     *
+     * @param failedAttempts attempts that failed so far
+     * @param failure why the last one failed
+     */
+    default void retried(int failedAttempts, LocksmithException failure) {}
+
+    /**
+     * A statement of locksmith's failed on a lock: a {@link dev.locksmith.DeadlockException} or a
+     * {@link dev.locksmith.LockNotAvailableException} (a bounded wait that ran out, or
+     * {@code NOWAIT}). Reported once per failure, whether it is retried or not.
+     *
+     * @param failure the deadlock or the lock timeout
+     */
+    default void lockFailed(LocksmithException failure) {}
+
+    /**
+     * The trace context to store with jobs being enqueued now, so that the handler can continue
+     * the trace: a W3C {@code traceparent} header value.
+     *
+     * @return the current context's {@code traceparent}, or null (the default) for none
+     */
+    default @Nullable String traceparent() {
+        return null;
+    }
+
+    /**
+     * One observer that tells each of {@code observers}, in order.
+     *
+     * @param observers the observers; none is allowed (the result observes nothing)
+     * @return an observer forwarding every call; {@link #traceparent()} is the first non-null one
+     */
+    static LocksmithObserver all(LocksmithObserver... observers) {
+        List<LocksmithObserver> list = List.of(observers);
+        return list.size() == 1 ? list.get(0) : new Composite(list);
+    }
+
+    /**
+     * A {@code DSLContext} like {@code dsl} whose repositories and workers report to
+     * {@code observer}; everything else of {@code dsl}'s configuration is kept. It replaces any
+     * observer {@code dsl} already carried: combine several with {@link #all}.
+     *
+     * @param dsl the context to derive from
+     * @param observer the observer; {@link #NONE} to observe nothing
+     * @return a context carrying {@code observer}
+     */
+    static DSLContext using(DSLContext dsl, LocksmithObserver observer) {
+        Objects.requireNonNull(dsl, "dsl");
+        Objects.requireNonNull(observer, "observer");
+        if (of(dsl) == observer) {
+            return dsl;
+        }
+        Configuration derived = dsl.configuration().derive();
+        derived.data(Composite.KEY, observer);
+        return DSL.using(derived);
+    }
+
+    /**
+     * The observer a context carries.
+     *
+     * @param dsl the context
+     * @return the observer given to {@link #using}, else {@link #NONE}
+     */
+    static LocksmithObserver of(DSLContext dsl) {
+        Objects.requireNonNull(dsl, "dsl");
+        return dsl.configuration().data(Composite.KEY) instanceof LocksmithObserver observer ? observer : NONE;
+    }
+}
