@@ -17,6 +17,7 @@ import java.util.UUID;
 import java.util.WeakHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -37,6 +38,9 @@ public final class Observing {
             Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
     private static final int REMEMBERED_LOST_LEASES = 4096;
+
+    /** What {@code jobs.traceparent}'s CHECK constraint ({@code jobs_traceparent_shape}) accepts. */
+    private static final Pattern TRACEPARENT = Pattern.compile("[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}");
 
     private final LocksmithObserver observer;
     private final boolean enabled;
@@ -234,17 +238,31 @@ public final class Observing {
         }
     }
 
-    /** {@return the trace context to store with jobs enqueued now, or null} */
+    /**
+     * The trace context to store with jobs enqueued now: the observer's, when it has the shape
+     * the column's CHECK constraint accepts. Anything else would fail the enqueue itself, so it is
+     * dropped (logged at DEBUG) and the jobs are stored without one.
+     *
+     * @return a well-formed {@code traceparent}, or null
+     */
     public @Nullable String traceparent() {
         if (!enabled) {
             return null;
         }
+        String traceparent;
         try {
-            return observer.traceparent();
+            traceparent = observer.traceparent();
         } catch (RuntimeException e) {
             ignored(e);
             return null;
         }
+        if (traceparent != null && !TRACEPARENT.matcher(traceparent).matches()) {
+            LOG.debug(
+                    "a LocksmithObserver returned a malformed traceparent, {}; jobs are enqueued without one",
+                    traceparent);
+            return null;
+        }
+        return traceparent;
     }
 
     private static void ignored(RuntimeException e) {

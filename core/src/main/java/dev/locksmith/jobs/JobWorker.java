@@ -325,11 +325,16 @@ public final class JobWorker implements AutoCloseable {
                     job.attempts());
             listener.leaseLost(job);
         } catch (Throwable error) {
-            handling.error(error);
-            if (running.get()) {
-                settled = recordFailure(job, error);
+            // The failure is recorded while the handler's observation is still open, as the
+            // completion is on success: its span (locksmith.job.fail) is then part of the job's.
+            try {
+                if (running.get()) {
+                    settled = recordFailure(job, error);
+                }
+                // else: stopping, most likely interrupted by close(); it gives the job back
+            } finally {
+                handling.error(error);
             }
-            // else: stopping, most likely interrupted by close(); it gives the job back
         } finally {
             // Keep an unsettled job only while stopping, for close() to give back; otherwise stop
             // heartbeating it so that its lease expires and it is rescued.

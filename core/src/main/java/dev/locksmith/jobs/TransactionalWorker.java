@@ -261,10 +261,15 @@ public final class TransactionalWorker implements AutoCloseable {
                     handled.add(job);
                 } catch (RuntimeException | Error e) {
                     Throwable cause = e instanceof CheckedFailure wrapped ? wrapped.checked() : e;
-                    handling.error(cause);
                     failures++;
-                    FailResult result = queue.requeueFailed(tx, job, JobLogging.describe(cause));
-                    JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, attempt, cause, result);
+                    // Requeued while the handler's observation is still open, as JobWorker records
+                    // a failure: the requeue's span (locksmith.job.fail) is part of the job's.
+                    try {
+                        FailResult result = queue.requeueFailed(tx, job, JobLogging.describe(cause));
+                        JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, attempt, cause, result);
+                    } finally {
+                        handling.error(cause);
+                    }
                 } finally {
                     mdc.close();
                 }

@@ -87,7 +87,9 @@ public interface LocksmithObserver {
 
     /**
      * The trace context to store with jobs being enqueued now, so that the handler can continue
-     * the trace: a W3C {@code traceparent} header value.
+     * the trace: a W3C {@code traceparent} header value. A value of another shape is not stored
+     * (it is logged at DEBUG and the jobs are enqueued without one): the column's CHECK
+     * constraint would refuse it, failing the enqueue.
      *
      * @return the current context's {@code traceparent}, or null (the default) for none
      */

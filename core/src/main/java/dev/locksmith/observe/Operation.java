@@ -55,7 +55,9 @@ public sealed interface Operation
      * TransactionalWorker} when it isolates jobs), a batch for {@code TransactionalWorker}
      * otherwise. Ends {@link Outcome#OK} when the handler returned (for {@code JobWorker}, when
      * the completion committed too), {@link Outcome#LEASE_LOST} when the lease was gone at
-     * completion; {@link Observation#error} with what the handler threw.
+     * completion; {@link Observation#error} with what the handler threw, once the failed attempt
+     * of a single job has been recorded (so its {@link FailJob} runs inside this operation, as a
+     * completion does).
      *
      * @param jobs the jobs handed to the handler, at least one
      */

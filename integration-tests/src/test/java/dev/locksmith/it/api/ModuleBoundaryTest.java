@@ -1,9 +1,13 @@
 package dev.locksmith.it.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.codegen.tables.JobsTable;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.opentelemetry.LocksmithTracing;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.context.Context;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -24,7 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
  * user's build would have (core, codegen, jOOQ, JSpecify and their dependencies), accepts the one
  * and refuses the other for the right reason. JSpecify is there because core requires it
  * {@code static transitive}: the API's nullness annotations must resolve when an application
- * module compiles (Maven brings the jar, a compile dependency of core), not when it runs.
+ * module compiles (Maven brings the jar, a compile dependency of core), not when it runs. An
+ * application module can also require {@code dev.locksmith.opentelemetry}, the name the
+ * locksmith-opentelemetry jar declares (Automatic-Module-Name).
  */
 class ModuleBoundaryTest {
 
@@ -81,11 +87,48 @@ class ModuleBoundaryTest {
                 .contains("is declared in module dev.locksmith.core, which does not export it");
     }
 
+    @Test
+    void anApplicationModuleRequiresTheOpenTelemetryModuleByItsName() throws Exception {
+        Path jar = location(LocksmithTracing.class);
+        // Its module name is the jar's Automatic-Module-Name; the classes directory has none.
+        assumeTrue(Files.isRegularFile(jar), "locksmith-opentelemetry is packaged (a verify run), not " + jar);
+        String out = compile("""
+                module com.example.app {
+                    requires dev.locksmith.core;
+                    requires dev.locksmith.opentelemetry;
+                    requires io.opentelemetry.api;
+                }
+                """, """
+                package com.example.app;
+
+                import dev.locksmith.observe.LocksmithObserver;
+                import dev.locksmith.opentelemetry.LocksmithTracing;
+                import io.opentelemetry.api.OpenTelemetry;
+                import org.jooq.DSLContext;
+
+                public final class App {
+                    public static DSLContext traced(DSLContext dsl, OpenTelemetry openTelemetry) {
+                        return LocksmithObserver.using(dsl, LocksmithTracing.create(openTelemetry));
+                    }
+                }
+                """, Stream.of(LocksmithTracing.class, OpenTelemetry.class, Context.class));
+        assertThat(out).isEmpty();
+    }
+
     /** Compiles the module and its one class; returns javac's diagnostics (empty on success). */
     private String compile(String app) throws IOException, URISyntaxException {
+        return compile(MODULE_INFO, app, Stream.of());
+    }
+
+    /**
+     * Compiles {@code moduleInfo} and its one class, with the jars of {@code more} on the module
+     * path as well; returns javac's diagnostics (empty on success).
+     */
+    private String compile(String moduleInfo, String app, Stream<Class<?>> more)
+            throws IOException, URISyntaxException {
         Path src = dir.resolve("src");
         Files.createDirectories(src.resolve("com/example/app"));
-        Files.writeString(src.resolve("module-info.java"), MODULE_INFO);
+        Files.writeString(src.resolve("module-info.java"), moduleInfo);
         Files.writeString(src.resolve("com/example/app/App.java"), app);
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
@@ -100,7 +143,7 @@ class ModuleBoundaryTest {
                 "--class-path",
                 emptyClassPath.toString(),
                 "--module-path",
-                modulePath(),
+                modulePath(more),
                 src.resolve("module-info.java").toString(),
                 src.resolve("com/example/app/App.java").toString());
         String out = diagnostics.toString(StandardCharsets.UTF_8);
@@ -108,25 +151,33 @@ class ModuleBoundaryTest {
         return out;
     }
 
-    /** Where the classes of core, codegen, jOOQ, JSpecify and the libraries they require come from. */
-    private static String modulePath() throws URISyntaxException {
-        Stream<Class<?>> representatives = Stream.of(
-                JobQueue.class,
-                JobsTable.class,
-                DSLContext.class,
-                org.postgresql.Driver.class,
-                org.slf4j.Logger.class,
-                io.r2dbc.spi.ConnectionFactory.class,
-                org.reactivestreams.Publisher.class,
-                org.jspecify.annotations.NullMarked.class);
+    /**
+     * Where the classes of core, codegen, jOOQ, JSpecify and the libraries they require come
+     * from, and those of {@code more}.
+     */
+    private static String modulePath(Stream<Class<?>> more) throws URISyntaxException {
+        Stream<Class<?>> representatives = Stream.concat(
+                more,
+                Stream.of(
+                        JobQueue.class,
+                        JobsTable.class,
+                        DSLContext.class,
+                        org.postgresql.Driver.class,
+                        org.slf4j.Logger.class,
+                        io.r2dbc.spi.ConnectionFactory.class,
+                        org.reactivestreams.Publisher.class,
+                        org.jspecify.annotations.NullMarked.class));
         StringBuilder path = new StringBuilder();
         for (Class<?> c : representatives.collect(Collectors.toList())) {
             if (path.length() > 0) {
                 path.append(java.io.File.pathSeparatorChar);
             }
-            path.append(Path.of(
-                    c.getProtectionDomain().getCodeSource().getLocation().toURI()));
+            path.append(location(c));
         }
         return path.toString();
+    }
+
+    private static Path location(Class<?> c) throws URISyntaxException {
+        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 }
