@@ -1,9 +1,12 @@
 package dev.locksmith.it.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.codegen.tables.JobsTable;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.micrometer.LocksmithMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -25,6 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * and refuses the other for the right reason. JSpecify is there because core requires it
  * {@code static transitive}: the API's nullness annotations must resolve when an application
  * module compiles (Maven brings the jar, a compile dependency of core), not when it runs.
+ * {@code locksmith-micrometer} has no descriptor (Micrometer has none either) but names itself
+ * {@code dev.locksmith.micrometer} in its manifest: an application module requires it by that name.
  */
 class ModuleBoundaryTest {
 
@@ -81,11 +86,60 @@ class ModuleBoundaryTest {
                 .contains("is declared in module dev.locksmith.core, which does not export it");
     }
 
+    @Test
+    void anApplicationModuleRequiresTheMicrometerModuleByItsAutomaticName() throws Exception {
+        Path jar = location(LocksmithMetrics.class);
+        // Its name is the jar manifest's Automatic-Module-Name, so only the packaged jar has it (as
+        // in a user's build; an IDE may hand over the classes directory instead).
+        assumeTrue(Files.isRegularFile(jar), "locksmith-micrometer is packaged: " + jar);
+        String out = compile(
+                """
+                module com.example.app {
+                    requires dev.locksmith.core;
+                    requires dev.locksmith.micrometer;
+                    requires micrometer.core;
+                }
+                """,
+                """
+                package com.example.app;
+
+                import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.micrometer.LocksmithMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+                import dev.locksmith.micrometer.LocksmithMetrics;
+                import dev.locksmith.micrometer.QueueDepthMetrics;
+                import dev.locksmith.observe.LocksmithObserver;
+                import io.micrometer.core.instrument.MeterRegistry;
+                import java.util.List;
+                import org.jooq.DSLContext;
+
+                public final class App {
+                    public static JobQueue observed(DSLContext dsl, MeterRegistry registry) {
+                        LocksmithMetrics metrics = new LocksmithMetrics();
+                        metrics.bindTo(registry);
+                        JobQueue queue = new JobQueue(LocksmithObserver.using(dsl, metrics));
+                        QueueDepthMetrics.builder(queue, List.of("mail")).build().bindTo(registry);
+                        return queue;
+                    }
+                }
+                """,
+                jar,
+                location(MeterRegistry.class),
+                location(io.micrometer.common.KeyValue.class),
+                location(io.micrometer.observation.Observation.class));
+        assertThat(out).isEmpty();
+    }
+
     /** Compiles the module and its one class; returns javac's diagnostics (empty on success). */
     private String compile(String app) throws IOException, URISyntaxException {
+        return compile(MODULE_INFO, app);
+    }
+
+    /** Compiles {@code moduleInfo} and its one class with {@code extra} on the module path too. */
+    private String compile(String moduleInfo, String app, Path... extra) throws IOException, URISyntaxException {
         Path src = dir.resolve("src");
         Files.createDirectories(src.resolve("com/example/app"));
-        Files.writeString(src.resolve("module-info.java"), MODULE_INFO);
+        Files.writeString(src.resolve("module-info.java"), moduleInfo);
         Files.writeString(src.resolve("com/example/app/App.java"), app);
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
@@ -100,7 +154,7 @@ class ModuleBoundaryTest {
                 "--class-path",
                 emptyClassPath.toString(),
                 "--module-path",
-                modulePath(),
+                modulePath(extra),
                 src.resolve("module-info.java").toString(),
                 src.resolve("com/example/app/App.java").toString());
         String out = diagnostics.toString(StandardCharsets.UTF_8);
@@ -109,7 +163,7 @@ class ModuleBoundaryTest {
     }
 
     /** Where the classes of core, codegen, jOOQ, JSpecify and the libraries they require come from. */
-    private static String modulePath() throws URISyntaxException {
+    private static String modulePath(Path... extra) throws URISyntaxException {
         Stream<Class<?>> representatives = Stream.of(
                 JobQueue.class,
                 JobsTable.class,
@@ -127,6 +181,13 @@ class ModuleBoundaryTest {
             path.append(Path.of(
                     c.getProtectionDomain().getCodeSource().getLocation().toURI()));
         }
+        for (Path jar : extra) {
+            path.append(java.io.File.pathSeparatorChar).append(jar);
+        }
         return path.toString();
+    }
+
+    private static Path location(Class<?> c) throws URISyntaxException {
+        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 }
