@@ -15,6 +15,15 @@ import dev.locksmith.jobs.TransactionalWorker;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.impl.DSL;
+import org.jooq.impl.DefaultExecuteListenerProvider;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -179,6 +188,74 @@ class MetricsJobsTest extends MetricsDatabaseTest {
         assertThat(counted("locksmith.jobs.claimed", "queue", "lease", "kind", "k"))
                 .isEqualTo(3);
         assertThat(counted("locksmith.jobs.completed")).isZero();
+    }
+
+    @Test
+    void aJobCompletedWhileAHeartbeatWaitedForItsRowIsNotALostLease() throws Exception {
+        AtomicBoolean heartbeatWaited = new AtomicBoolean();
+        AtomicBoolean completionReleased = new AtomicBoolean();
+        AtomicBoolean heartbeatEnded = new AtomicBoolean();
+        CountDownLatch maintenanceMovedOn = new CountDownLatch(1);
+        // The completing DELETE holds the job's row until a heartbeat waits for it; that heartbeat
+        // then finds the row gone, for the good reason that the job is done.
+        ExecuteListener choreography = new ExecuteListener() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public void executeStart(ExecuteContext ctx) {
+                if (Thread.currentThread().getName().endsWith("-maintenance") && heartbeatEnded.get()) {
+                    maintenanceMovedOn.countDown(); // the heartbeat task, report included, is over
+                }
+            }
+
+            @Override
+            public void executeEnd(ExecuteContext ctx) {
+                String sql = String.valueOf(ctx.sql()).toLowerCase(Locale.ROOT);
+                String thread = Thread.currentThread().getName();
+                if (thread.endsWith("-handler") && sql.startsWith("delete from")) {
+                    heartbeatWaited.set(awaitLockWaiter());
+                    completionReleased.set(true);
+                } else if (thread.endsWith("-maintenance")
+                        && sql.contains("set \"locked_until\"")
+                        && completionReleased.get()) {
+                    heartbeatEnded.set(true);
+                }
+            }
+        };
+        DSLContext choreographed =
+                DSL.using(observed.configuration().derive(new DefaultExecuteListenerProvider(choreography)));
+        queue.enqueue(observed, NewJob.of("raced", "k"));
+        try (JobWorker worker = JobWorker.builder(choreographed, "raced", (job, tx) -> {})
+                .lease(Duration.ofSeconds(3)) // a heartbeat every second
+                .rescueInterval(Duration.ofMillis(100))
+                .listen(false)
+                .pollInterval(Duration.ofMillis(20))
+                .build()
+                .start()) {
+            assertThat(maintenanceMovedOn.await(60, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(heartbeatWaited)
+                .as("a heartbeat waited for the completing transaction")
+                .isTrue();
+        assertThat(counted("locksmith.jobs.completed", "queue", "raced", "kind", "k"))
+                .isEqualTo(1);
+        assertThat(timed("locksmith.jobs.handler", "queue", "raced", "kind", "k", "outcome", "ok"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.lease.lost")).isZero();
+    }
+
+    /** Waits (up to 30 s) until a backend of this database waits for a lock; false if none did. */
+    private boolean awaitLockWaiter() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() - deadline < 0) {
+            Number waiting = (Number) dsl.fetchValue("SELECT count(*) FROM pg_stat_activity "
+                    + "WHERE datname = current_database() AND wait_event_type = 'Lock'");
+            if (waiting.intValue() > 0) {
+                return true;
+            }
+            dsl.execute("SELECT pg_sleep(0.01)");
+        }
+        return false;
     }
 
     private List<Job> claimInTransaction(String q) {
