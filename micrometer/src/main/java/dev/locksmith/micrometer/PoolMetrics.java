@@ -69,7 +69,7 @@ public final class PoolMetrics implements MeterBinder, AutoCloseable {
      * @throws IllegalStateException when bound to another registry already, or closed
      */
     @Override
-    public void bindTo(MeterRegistry registry) {
+    public synchronized void bindTo(MeterRegistry registry) {
         if (!binding.bind(registry)) {
             return;
         }
@@ -87,7 +87,7 @@ public final class PoolMetrics implements MeterBinder, AutoCloseable {
 
     /** Removes the gauges from the registry; no statement runs after this. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         CachedReading<PoolStats> stats = reading;
         if (binding.close() && stats != null) {
             stats.close();

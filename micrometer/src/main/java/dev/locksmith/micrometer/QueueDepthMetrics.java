@@ -106,7 +106,7 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
      * @throws IllegalStateException when bound to another registry already, or closed
      */
     @Override
-    public void bindTo(MeterRegistry registry) {
+    public synchronized void bindTo(MeterRegistry registry) {
         if (!binding.bind(registry)) {
             return;
         }
@@ -117,9 +117,7 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                     refreshInterval,
                     registry.config().clock(),
                     LOG);
-            synchronized (readings) {
-                readings.add(reading);
-            }
+            readings.add(reading);
             gauge(registry, "locksmith.jobs.depth", queue, "pending", reading, QueueDepth::pending);
             gauge(registry, "locksmith.jobs.depth", queue, "running", reading, QueueDepth::running);
             binding.add(Gauge.builder(
@@ -140,11 +138,9 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
 
     /** Removes the gauges from the registry; no statement runs after this. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (binding.close()) {
-            synchronized (readings) {
-                readings.forEach(CachedReading::close);
-            }
+            readings.forEach(CachedReading::close);
         }
     }
 
