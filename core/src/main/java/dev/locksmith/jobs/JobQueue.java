@@ -296,11 +296,24 @@ public final class JobQueue {
      * @param lease the new lease, from now; positive
      * @return false when the lease is gone (rescued, cancelled, completed); nothing changed then
      */
-    @SuppressWarnings("NullAway") // job.leaseId() is not null: requireLeased checked it
     public boolean heartbeat(Job job, Duration lease) {
+        boolean held = extendLease(job, lease);
+        if (!held) {
+            leaseLost(job);
+        }
+        return held;
+    }
+
+    /**
+     * {@link #heartbeat} without reporting a lost lease, for {@link JobWorker}: its heartbeat can
+     * find the row gone because the worker's own completion just committed, which is no lost
+     * lease; it reports through {@link #leaseLost} when it is one.
+     */
+    @SuppressWarnings("NullAway") // job.leaseId() is not null: requireLeased checked it
+    boolean extendLease(Job job, Duration lease) {
         requirePositive("lease", lease);
         requireLeased(job);
-        boolean held = statements.heartbeat.execute(
+        return statements.heartbeat.execute(
                         dsl,
                         statements
                                 .heartbeat
@@ -309,10 +322,11 @@ public final class JobQueue {
                                 .set(JobStatements.LEASE_ID, job.leaseId())
                                 .setInterval(JobStatements.LEASE, lease))
                 == 1;
-        if (!held) {
-            observing.jobEvent(JobEvent.LEASE_LOST, job);
-        }
-        return held;
+    }
+
+    /** Reports {@code job}'s lease lost (once per lease, however many calls find it). */
+    void leaseLost(Job job) {
+        observing.jobEvent(JobEvent.LEASE_LOST, job);
     }
 
     /**

@@ -413,9 +413,12 @@ public final class JobWorker implements AutoCloseable {
         for (Held held : inFlight.values()) {
             Job job = held.job;
             try {
-                if (!queue.heartbeat(job, settings.lease())
+                // Not queue.heartbeat: a row gone because this worker's completion just committed
+                // (the heartbeat may even have waited for that transaction) is no lost lease.
+                if (!queue.extendLease(job, settings.lease())
                         && !held.completing
                         && inFlight.remove(job.leaseId(), held)) {
+                    queue.leaseLost(job);
                     LOG.warn(
                             "lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
                                     + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "

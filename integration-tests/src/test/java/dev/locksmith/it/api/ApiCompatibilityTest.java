@@ -3,6 +3,7 @@ package dev.locksmith.it.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.micrometer.LocksmithMetrics;
 import dev.locksmith.opentelemetry.LocksmithTracing;
 import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.schema.LocksmithSchema;
@@ -46,7 +47,7 @@ class ApiCompatibilityTest {
     private static final boolean ACCEPT_BREAKING = Boolean.getBoolean("locksmith.api.acceptBreaking");
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"core", "schema", "provisioning", "opentelemetry"})
+    @ValueSource(strings = {"core", "schema", "provisioning", "micrometer", "opentelemetry"})
     void thePublicApiIsTheRecordedOne(String module) throws Exception {
         Set<String> current = ApiSignatures.of(root(module), getClass().getClassLoader());
         Path file = Path.of("..", module, "api", "locksmith-" + module + ".api");
@@ -120,6 +121,7 @@ class ApiCompatibilityTest {
             case "schema" -> LocksmithSchema.class;
             case "provisioning" -> PostgresServer.class;
             case "opentelemetry" -> LocksmithTracing.class;
+            case "micrometer" -> LocksmithMetrics.class;
             default -> throw new IllegalArgumentException(module);
         };
         return Path.of(representative

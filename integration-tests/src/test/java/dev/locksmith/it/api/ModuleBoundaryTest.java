@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.codegen.tables.JobsTable;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.micrometer.LocksmithMetrics;
 import dev.locksmith.opentelemetry.LocksmithTracing;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.context.Context;
 import java.io.ByteArrayOutputStream;
@@ -29,8 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
  * and refuses the other for the right reason. JSpecify is there because core requires it
  * {@code static transitive}: the API's nullness annotations must resolve when an application
  * module compiles (Maven brings the jar, a compile dependency of core), not when it runs. An
- * application module can also require {@code dev.locksmith.opentelemetry}, the name the
- * locksmith-opentelemetry jar declares (Automatic-Module-Name).
+ * application module can also require {@code dev.locksmith.opentelemetry} and
+ * {@code dev.locksmith.micrometer}, the names those jars declare (Automatic-Module-Name; neither
+ * Micrometer nor OpenTelemetry ships a module descriptor).
  */
 class ModuleBoundaryTest {
 
@@ -112,6 +115,48 @@ class ModuleBoundaryTest {
                     }
                 }
                 """, Stream.of(LocksmithTracing.class, OpenTelemetry.class, Context.class));
+        assertThat(out).isEmpty();
+    }
+
+    @Test
+    void anApplicationModuleRequiresTheMicrometerModuleByItsAutomaticName() throws Exception {
+        Path jar = location(LocksmithMetrics.class);
+        // Its module name is the jar's Automatic-Module-Name; the classes directory has none.
+        assumeTrue(Files.isRegularFile(jar), "locksmith-micrometer is packaged (a verify run), not " + jar);
+        String out = compile(
+                """
+                module com.example.app {
+                    requires dev.locksmith.core;
+                    requires dev.locksmith.micrometer;
+                    requires micrometer.core;
+                }
+                """,
+                """
+                package com.example.app;
+
+                import dev.locksmith.jobs.JobQueue;
+                import dev.locksmith.micrometer.LocksmithMetrics;
+                import dev.locksmith.micrometer.QueueDepthMetrics;
+                import dev.locksmith.observe.LocksmithObserver;
+                import io.micrometer.core.instrument.MeterRegistry;
+                import java.util.List;
+                import org.jooq.DSLContext;
+
+                public final class App {
+                    public static JobQueue observed(DSLContext dsl, MeterRegistry registry) {
+                        LocksmithMetrics metrics = new LocksmithMetrics();
+                        metrics.bindTo(registry);
+                        JobQueue queue = new JobQueue(LocksmithObserver.using(dsl, metrics));
+                        QueueDepthMetrics.builder(queue, List.of("mail")).build().bindTo(registry);
+                        return queue;
+                    }
+                }
+                """,
+                Stream.of(
+                        LocksmithMetrics.class,
+                        MeterRegistry.class,
+                        io.micrometer.common.KeyValue.class,
+                        io.micrometer.observation.Observation.class));
         assertThat(out).isEmpty();
     }
 

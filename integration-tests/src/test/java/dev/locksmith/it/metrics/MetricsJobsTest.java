@@ -1,0 +1,311 @@
+package dev.locksmith.it.metrics;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.Backoff;
+import dev.locksmith.jobs.FailResult;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobHandler;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.TransactionalWorker;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.impl.DSL;
+import org.jooq.impl.DefaultExecuteListenerProvider;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Scripted job workloads whose every count is known: the job counters and timers of
+ * {@code LocksmithMetrics} must come out exactly, per queue and kind.
+ */
+class MetricsJobsTest extends MetricsDatabaseTest {
+
+    private static final JobQueueConfig FAST_RETRY = JobQueueConfig.builder()
+            .retryBackoff(new Backoff(Duration.ofMillis(1), Duration.ofMillis(1), 1.0, 0.0))
+            .build();
+
+    private JobQueue queue;
+
+    @BeforeEach
+    void emptyQueue() {
+        dsl.deleteFrom(JOBS).execute();
+        queue = new JobQueue(observed);
+    }
+
+    @Test
+    void aJobWorkerRunCountsEnqueuedClaimedCompletedRetriedAndFailedJobsPerKindExactly() {
+        queue.enqueueAll(observed, Collections.nCopies(6, NewJob.of("work", "a")));
+        long unique = queue.enqueue(
+                observed, NewJob.builder("work", "a").uniqueKey("a-7").build());
+        // a live duplicate of the unique key inserts nothing, and is not counted
+        assertThat(queue.enqueue(
+                        observed, NewJob.builder("work", "a").uniqueKey("a-7").build()))
+                .isEqualTo(unique);
+        queue.enqueueAll(observed, Collections.nCopies(3, NewJob.of("work", "b")));
+        queue.enqueue(observed, NewJob.builder("work", "c").maxAttempts(1).build());
+        // kind b fails its first attempt and then succeeds; kind c fails its only attempt
+        JobHandler handler = (job, tx) -> {
+            if (job.kind().equals("c") || (job.kind().equals("b") && job.attempts() == 1)) {
+                throw new IllegalStateException("scripted failure of " + job.kind() + ", attempt " + job.attempts());
+            }
+        };
+        try (JobWorker worker = JobWorker.builder(observed, "work", handler)
+                .threads(2)
+                .pollInterval(Duration.ofMillis(20))
+                .queueConfig(FAST_RETRY)
+                .build()
+                .start()) {
+            awaitNoJob(JOBS.QUEUE.eq("work").and(JOBS.STATUS.in("pending", "running")));
+        } // close() returns once every handler thread has ended, and so recorded what it ran
+
+        assertThat(counted("locksmith.jobs.enqueued", "queue", "work", "kind", "a"))
+                .isEqualTo(7);
+        assertThat(counted("locksmith.jobs.enqueued", "queue", "work", "kind", "b"))
+                .isEqualTo(3);
+        assertThat(counted("locksmith.jobs.enqueued", "queue", "work", "kind", "c"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.claimed", "queue", "work", "kind", "a"))
+                .isEqualTo(7);
+        assertThat(counted("locksmith.jobs.claimed", "queue", "work", "kind", "b"))
+                .isEqualTo(6);
+        assertThat(counted("locksmith.jobs.claimed", "queue", "work", "kind", "c"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.completed", "queue", "work", "kind", "a"))
+                .isEqualTo(7);
+        assertThat(counted("locksmith.jobs.completed", "queue", "work", "kind", "b"))
+                .isEqualTo(3);
+        assertThat(counted("locksmith.jobs.completed", "queue", "work", "kind", "c"))
+                .isZero();
+        assertThat(counted("locksmith.jobs.retried", "queue", "work", "kind", "b"))
+                .isEqualTo(3);
+        assertThat(counted("locksmith.jobs.retried", "queue", "work")).isEqualTo(3);
+        assertThat(counted("locksmith.jobs.failed", "queue", "work", "kind", "c"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.failed", "queue", "work")).isEqualTo(1);
+        assertThat(counted("locksmith.jobs.lease.lost")).isZero();
+        assertThat(counted("locksmith.jobs.released")).isZero();
+        assertThat(counted("locksmith.jobs.rescued")).isZero();
+
+        assertThat(timed("locksmith.jobs.handler", "queue", "work", "kind", "a", "outcome", "ok"))
+                .isEqualTo(7);
+        assertThat(timed("locksmith.jobs.handler", "queue", "work", "kind", "b", "outcome", "ok"))
+                .isEqualTo(3);
+        assertThat(timed("locksmith.jobs.handler", "queue", "work", "kind", "b", "outcome", "error"))
+                .isEqualTo(3);
+        assertThat(timed("locksmith.jobs.handler", "queue", "work", "kind", "c", "outcome", "error"))
+                .isEqualTo(1);
+        assertThat(timed("locksmith.jobs.handler")).isEqualTo(14);
+        assertThat(timed("locksmith.jobs.complete", "queue", "work", "outcome", "ok"))
+                .isEqualTo(10);
+        assertThat(timed("locksmith.jobs.complete")).isEqualTo(10);
+        assertThat(timed("locksmith.jobs.fail", "queue", "work", "outcome", "retry_scheduled"))
+                .isEqualTo(3);
+        assertThat(timed("locksmith.jobs.fail", "queue", "work", "outcome", "failed"))
+                .isEqualTo(1);
+        assertThat(timed("locksmith.jobs.fail")).isEqualTo(4);
+        // how many claims found nothing depends on timing; none failed, and none used another outcome
+        assertThat(timed("locksmith.jobs.claim", "queue", "work"))
+                .isEqualTo(timed("locksmith.jobs.claim", "queue", "work", "outcome", "ok")
+                        + timed("locksmith.jobs.claim", "queue", "work", "outcome", "empty"));
+    }
+
+    @Test
+    void claimsAreTimedByOutcomeAndEachClaimedJobCounted() {
+        queue.enqueueAll(observed, Collections.nCopies(3, NewJob.of("claims", "k")));
+        assertThat(queue.claim("claims", 2, Duration.ofMinutes(1), "w")).hasSize(2);
+        assertThat(queue.claim("claims", 2, Duration.ofMinutes(1), "w")).hasSize(1);
+        assertThat(queue.claim("claims", 2, Duration.ofMinutes(1), "w")).isEmpty();
+        assertThat(claimInTransaction("claims")).isEmpty();
+        queue.enqueue(observed, NewJob.of("claims", "k"));
+        assertThat(claimInTransaction("claims")).hasSize(1);
+
+        assertThat(timed("locksmith.jobs.claim", "queue", "claims", "outcome", "ok"))
+                .isEqualTo(3);
+        assertThat(timed("locksmith.jobs.claim", "queue", "claims", "outcome", "empty"))
+                .isEqualTo(2);
+        assertThat(timed("locksmith.jobs.claim")).isEqualTo(5);
+        assertThat(counted("locksmith.jobs.claimed", "queue", "claims", "kind", "k"))
+                .isEqualTo(4);
+    }
+
+    @Test
+    void aLostLeaseIsCountedOncePerLeaseHoweverManyCallsFindItAndRescuesCountByOutcome() {
+        queue.enqueue(observed, NewJob.of("lease", "k"));
+        queue.enqueue(observed, NewJob.builder("lease", "k").maxAttempts(1).build());
+        List<Job> held = queue.claim("lease", 2, Duration.ofMinutes(1), "w1");
+        assertThat(held).hasSize(2);
+        Job retryable =
+                held.stream().filter(j -> j.maxAttempts() > 1).findFirst().orElseThrow();
+        Job lastAttempt =
+                held.stream().filter(j -> j.maxAttempts() == 1).findFirst().orElseThrow();
+        // the leases run out (on the database clock, as a crashed worker's would)
+        dsl.execute("UPDATE locksmith.jobs SET locked_until = now() - interval '1 second' WHERE queue = 'lease'");
+        assertThat(queue.rescueExpired()).isEqualTo(2);
+        assertThat(counted("locksmith.jobs.rescued", "queue", "lease", "outcome", "pending"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.rescued", "queue", "lease", "outcome", "failed"))
+                .isEqualTo(1);
+
+        assertThat(complete(retryable)).isFalse();
+        assertThat(counted("locksmith.jobs.lease.lost", "queue", "lease", "kind", "k"))
+                .isEqualTo(1);
+        // the same lease found gone again, by every other call: still one
+        assertThat(queue.heartbeat(retryable, Duration.ofMinutes(1))).isFalse();
+        assertThat(observed.transactionResult(c -> queue.fail(c.dsl(), retryable, "late"))
+                        .outcome())
+                .isEqualTo(FailResult.Outcome.LEASE_LOST);
+        assertThat(queue.release(retryable)).isFalse();
+        assertThat(counted("locksmith.jobs.lease.lost", "queue", "lease", "kind", "k"))
+                .isEqualTo(1);
+        // another lease, lost too: two
+        assertThat(complete(lastAttempt)).isFalse();
+        assertThat(counted("locksmith.jobs.lease.lost", "queue", "lease", "kind", "k"))
+                .isEqualTo(2);
+        assertThat(timed("locksmith.jobs.complete", "queue", "lease", "outcome", "lease_lost"))
+                .isEqualTo(2);
+        assertThat(timed("locksmith.jobs.fail", "queue", "lease", "outcome", "lease_lost"))
+                .isEqualTo(1);
+
+        // the rescued job under a new lease, given back
+        Job again = queue.claim("lease", 1, Duration.ofMinutes(1), "w2").get(0);
+        assertThat(again.id()).isEqualTo(retryable.id());
+        assertThat(queue.release(again)).isTrue();
+        assertThat(counted("locksmith.jobs.released", "queue", "lease", "kind", "k"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.claimed", "queue", "lease", "kind", "k"))
+                .isEqualTo(3);
+        assertThat(counted("locksmith.jobs.completed")).isZero();
+    }
+
+    @Test
+    void aJobCompletedWhileAHeartbeatWaitedForItsRowIsNotALostLease() throws Exception {
+        AtomicBoolean heartbeatWaited = new AtomicBoolean();
+        AtomicBoolean completionReleased = new AtomicBoolean();
+        AtomicBoolean heartbeatEnded = new AtomicBoolean();
+        CountDownLatch maintenanceMovedOn = new CountDownLatch(1);
+        // The completing DELETE holds the job's row until a heartbeat waits for it; that heartbeat
+        // then finds the row gone, for the good reason that the job is done.
+        ExecuteListener choreography = new ExecuteListener() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public void executeStart(ExecuteContext ctx) {
+                if (Thread.currentThread().getName().endsWith("-maintenance") && heartbeatEnded.get()) {
+                    maintenanceMovedOn.countDown(); // the heartbeat task, report included, is over
+                }
+            }
+
+            @Override
+            public void executeEnd(ExecuteContext ctx) {
+                String sql = String.valueOf(ctx.sql()).toLowerCase(Locale.ROOT);
+                String thread = Thread.currentThread().getName();
+                if (thread.endsWith("-handler") && sql.startsWith("delete from")) {
+                    heartbeatWaited.set(awaitLockWaiter());
+                    completionReleased.set(true);
+                } else if (thread.endsWith("-maintenance")
+                        && sql.contains("set \"locked_until\"")
+                        && completionReleased.get()) {
+                    heartbeatEnded.set(true);
+                }
+            }
+        };
+        DSLContext choreographed =
+                DSL.using(observed.configuration().derive(new DefaultExecuteListenerProvider(choreography)));
+        queue.enqueue(observed, NewJob.of("raced", "k"));
+        try (JobWorker worker = JobWorker.builder(choreographed, "raced", (job, tx) -> {})
+                .lease(Duration.ofSeconds(3)) // a heartbeat every second
+                .rescueInterval(Duration.ofMillis(100))
+                .listen(false)
+                .pollInterval(Duration.ofMillis(20))
+                .build()
+                .start()) {
+            assertThat(maintenanceMovedOn.await(60, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(heartbeatWaited)
+                .as("a heartbeat waited for the completing transaction")
+                .isTrue();
+        assertThat(counted("locksmith.jobs.completed", "queue", "raced", "kind", "k"))
+                .isEqualTo(1);
+        assertThat(timed("locksmith.jobs.handler", "queue", "raced", "kind", "k", "outcome", "ok"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.lease.lost")).isZero();
+    }
+
+    /** Waits (up to 30 s) until a backend of this database waits for a lock; false if none did. */
+    private boolean awaitLockWaiter() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() - deadline < 0) {
+            Number waiting = (Number) dsl.fetchValue("SELECT count(*) FROM pg_stat_activity "
+                    + "WHERE datname = current_database() AND wait_event_type = 'Lock'");
+            if (waiting.intValue() > 0) {
+                return true;
+            }
+            dsl.execute("SELECT pg_sleep(0.01)");
+        }
+        return false;
+    }
+
+    private List<Job> claimInTransaction(String q) {
+        return observed.transactionResult(c -> queue.claimInTransaction(c.dsl(), q, 5));
+    }
+
+    private boolean complete(Job job) {
+        return observed.transactionResult(c -> queue.complete(c.dsl(), job));
+    }
+
+    @Test
+    void aTransactionalWorkerCountsCompletionsOnlyForTheBatchThatCommitted() {
+        queue.enqueueAll(observed, Collections.nCopies(3, NewJob.of("batch", "t")));
+        queue.enqueue(observed, NewJob.builder("batch", "p").maxAttempts(1).build());
+        // the poison job fails the whole first batch (rolled back: claimed, never completed), then
+        // fails alone under its savepoint while the other three commit
+        try (TransactionalWorker worker = TransactionalWorker.builder(observed, "batch", (jobs, tx) -> {
+                    for (Job job : jobs) {
+                        if (job.kind().equals("p")) {
+                            throw new IllegalStateException("poison job " + job.id());
+                        }
+                    }
+                })
+                .threads(1)
+                .batchSize(10)
+                .pollInterval(Duration.ofMillis(20))
+                .build()
+                .start()) {
+            awaitNoJob(JOBS.QUEUE.eq("batch").and(JOBS.STATUS.in("pending", "running")));
+        } // close() joins the worker's thread: the committed batch has been reported
+
+        assertThat(counted("locksmith.jobs.claimed", "queue", "batch", "kind", "t"))
+                .isEqualTo(6);
+        assertThat(counted("locksmith.jobs.claimed", "queue", "batch", "kind", "p"))
+                .isEqualTo(2);
+        assertThat(counted("locksmith.jobs.completed", "queue", "batch", "kind", "t"))
+                .isEqualTo(3);
+        assertThat(counted("locksmith.jobs.completed", "queue", "batch", "kind", "p"))
+                .isZero();
+        assertThat(counted("locksmith.jobs.failed", "queue", "batch", "kind", "p"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.jobs.retried")).isZero();
+        assertThat(timed("locksmith.jobs.handler", "queue", "batch", "kind", "mixed", "outcome", "error"))
+                .isEqualTo(1);
+        assertThat(timed("locksmith.jobs.handler", "queue", "batch", "kind", "t", "outcome", "ok"))
+                .isEqualTo(3);
+        assertThat(timed("locksmith.jobs.handler", "queue", "batch", "kind", "p", "outcome", "error"))
+                .isEqualTo(1);
+        assertThat(timed("locksmith.jobs.handler")).isEqualTo(5);
+        assertThat(timed("locksmith.jobs.fail", "queue", "batch", "outcome", "failed"))
+                .isEqualTo(1);
+    }
+}

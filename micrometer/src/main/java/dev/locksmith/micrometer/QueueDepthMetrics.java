@@ -1,0 +1,230 @@
+package dev.locksmith.micrometer;
+
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.QueueDepth;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Gauges of how deep some queues are, measured with {@link JobQueue#depth(String, int)} (bounded
+ * index work, one read-only statement per queue, no lock) at most once per refresh interval per
+ * queue, however often the registry is scraped:
+ *
+ * <ul>
+ *   <li>{@code locksmith.jobs.depth} ({@code queue}, {@code status} {@code pending} or
+ *       {@code running}): live jobs, counted up to the cap; a value equal to the cap means "at
+ *       least this many". Pending counts jobs due or not.</li>
+ *   <li>{@code locksmith.jobs.oldest.pending.age} ({@code queue}; base unit seconds): how long
+ *       the oldest due pending job has been due; <b>0 when no pending job is due</b> (the queue
+ *       is caught up), so that an alert on the age is a plain threshold.</li>
+ * </ul>
+ *
+ * <p>No thread of its own: the first gauge read after the interval runs the statement on the
+ * reading thread (a scrape), with the registry's clock deciding when the interval has passed.
+ * Until the first successful read every gauge is {@code NaN}. A read that fails keeps the last
+ * values, is logged at WARN (logger {@code dev.locksmith.micrometer.QueueDepthMetrics}) with the
+ * exception, and is tried again after the interval; a gauge never throws.
+ *
+ * <pre>{@code
+ * QueueDepthMetrics depth = QueueDepthMetrics.builder(queue, List.of("emails", "invoices")).build();
+ * depth.bindTo(registry);
+ * }</pre>
+ */
+public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
+
+    /** The default refresh interval: 15 s. */
+    public static final Duration DEFAULT_REFRESH_INTERVAL = Duration.ofSeconds(15);
+
+    /** The default cap of the counts: 10,000. */
+    public static final int DEFAULT_CAP = 10_000;
+
+    /** The most queues one instance measures: each is a statement per refresh, and a tag value. */
+    public static final int MAX_QUEUES = 100;
+
+    private static final Logger LOG = LoggerFactory.getLogger(QueueDepthMetrics.class);
+
+    private final JobQueue jobQueue;
+    private final List<String> queues;
+    private final Duration refreshInterval;
+    private final int cap;
+    private final GaugeBinding binding = new GaugeBinding("QueueDepthMetrics");
+    private final List<CachedReading<QueueDepth>> readings = new ArrayList<>();
+
+    private QueueDepthMetrics(Builder b) {
+        this.jobQueue = b.jobQueue;
+        this.queues = List.copyOf(b.queues);
+        this.refreshInterval = b.refreshInterval;
+        this.cap = b.cap;
+    }
+
+    /**
+     * A builder of gauges for {@code queues}, measured through {@code jobQueue} (its
+     * {@code DSLContext} runs the statements).
+     *
+     * @param jobQueue the queue repository
+     * @param queues the queue names, 1 to {@value #MAX_QUEUES} of them, each 1 to 128 characters
+     *     and not blank; duplicates count once
+     * @return a builder with a refresh interval of 15 s and a cap of 10,000
+     * @throws IllegalArgumentException for no queue, too many, or an invalid name
+     */
+    public static Builder builder(JobQueue jobQueue, Collection<String> queues) {
+        return new Builder(jobQueue, queues);
+    }
+
+    /** {@return the queues measured, in the order given} */
+    public List<String> queues() {
+        return queues;
+    }
+
+    /** {@return how long a measurement is used before the next gauge read measures again} */
+    public Duration refreshInterval() {
+        return refreshInterval;
+    }
+
+    /** {@return the count at which counting stops} */
+    public int cap() {
+        return cap;
+    }
+
+    /**
+     * Registers the gauges of every queue in {@code registry}. Binding again to the same registry
+     * does nothing.
+     *
+     * @param registry where to register; its clock times the refresh interval
+     * @throws IllegalStateException when bound to another registry already, or closed
+     */
+    @Override
+    public synchronized void bindTo(MeterRegistry registry) {
+        if (!binding.bind(registry)) {
+            return;
+        }
+        for (String queue : queues) {
+            CachedReading<QueueDepth> reading = new CachedReading<>(
+                    () -> jobQueue.depth(queue, cap),
+                    "the depth of queue " + queue,
+                    refreshInterval,
+                    registry.config().clock(),
+                    LOG);
+            readings.add(reading);
+            gauge(registry, "locksmith.jobs.depth", queue, "pending", reading, QueueDepth::pending);
+            gauge(registry, "locksmith.jobs.depth", queue, "running", reading, QueueDepth::running);
+            binding.add(Gauge.builder(
+                            "locksmith.jobs.oldest.pending.age",
+                            reading,
+                            r -> value(
+                                    r,
+                                    d -> d.oldestDuePendingAge()
+                                            .map(QueueDepthMetrics::seconds)
+                                            .orElse(0.0)))
+                    .description("How long the oldest due pending job has been due; 0 when none is due")
+                    .baseUnit("seconds")
+                    .tag("queue", queue)
+                    .strongReference(true)
+                    .register(registry));
+        }
+    }
+
+    /** Removes the gauges from the registry; no statement runs after this. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (binding.close()) {
+            readings.forEach(CachedReading::close);
+        }
+    }
+
+    private void gauge(
+            MeterRegistry registry,
+            String name,
+            String queue,
+            String status,
+            CachedReading<QueueDepth> reading,
+            ToDoubleFunction<QueueDepth> count) {
+        binding.add(Gauge.builder(name, reading, r -> value(r, count))
+                .description("Live jobs by status, counted up to the cap (" + cap + ")")
+                .tag("queue", queue)
+                .tag("status", status)
+                .strongReference(true)
+                .register(registry));
+    }
+
+    private static double value(CachedReading<QueueDepth> reading, ToDoubleFunction<QueueDepth> of) {
+        @Nullable QueueDepth depth = reading.get();
+        return depth == null ? Double.NaN : of.applyAsDouble(depth);
+    }
+
+    private static double seconds(Duration age) {
+        return age.getSeconds() + age.getNano() / 1e9;
+    }
+
+    /** Builds {@link QueueDepthMetrics}; each setting is checked when set. */
+    public static final class Builder {
+        private final JobQueue jobQueue;
+        private final Set<String> queues;
+        private Duration refreshInterval = DEFAULT_REFRESH_INTERVAL;
+        private int cap = DEFAULT_CAP;
+
+        private Builder(JobQueue jobQueue, Collection<String> queues) {
+            this.jobQueue = Objects.requireNonNull(jobQueue, "jobQueue");
+            Objects.requireNonNull(queues, "queues");
+            Set<String> names = new LinkedHashSet<>();
+            for (String queue : queues) {
+                Objects.requireNonNull(queue, "queues must not contain null");
+                if (queue.isBlank() || queue.length() > 128) {
+                    throw new IllegalArgumentException(
+                            "queues must be 1 to 128 characters and not blank, was '" + queue + "'");
+                }
+                names.add(queue);
+            }
+            if (names.isEmpty() || names.size() > MAX_QUEUES) {
+                throw new IllegalArgumentException(
+                        "queues must name 1 to " + MAX_QUEUES + " queues, named " + names.size());
+            }
+            this.queues = names;
+        }
+
+        /**
+         * How long a measurement is used: the gauges of a queue run its statement at most once
+         * per interval.
+         *
+         * @param refreshInterval positive, at most a day; default 15 s
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder refreshInterval(Duration refreshInterval) {
+            this.refreshInterval = Intervals.refreshInterval(refreshInterval);
+            return this;
+        }
+
+        /**
+         * Where counting stops, which bounds the statement's work on a deep queue.
+         *
+         * @param cap 1 to 1,000,000; default 10,000
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder cap(int cap) {
+            if (cap < 1 || cap > 1_000_000) {
+                throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
+            }
+            this.cap = cap;
+            return this;
+        }
+
+        /** {@return the gauges, not bound to a registry yet} */
+        public QueueDepthMetrics build() {
+            return new QueueDepthMetrics(this);
+        }
+    }
+}
