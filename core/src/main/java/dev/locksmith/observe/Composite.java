@@ -4,63 +4,83 @@ import dev.locksmith.LocksmithException;
 import dev.locksmith.jobs.Job;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** {@link LocksmithObserver#all}: forwards every call to each observer. */
+/**
+ * {@link LocksmithObserver#all}: forwards every call to each observer; one that throws does not
+ * keep the others from being told (what it threw is logged at DEBUG).
+ */
 record Composite(List<LocksmithObserver> observers) implements LocksmithObserver {
 
     static final String KEY = LocksmithObserver.class.getName();
 
+    private static final Logger LOG = LoggerFactory.getLogger("dev.locksmith.observe");
+
+    private static <T> void each(List<T> targets, Consumer<T> call) {
+        for (T target : targets) {
+            try {
+                call.accept(target);
+            } catch (RuntimeException e) {
+                LOG.debug("a LocksmithObserver threw; ignored", e);
+            }
+        }
+    }
+
     @Override
     public Observation start(Operation operation) {
         List<Observation> started = new ArrayList<>(observers.size());
-        for (LocksmithObserver o : observers) {
-            started.add(o.start(operation));
-        }
+        each(observers, o -> started.add(o.start(operation)));
         return new Observation() {
             @Override
             public void end(Outcome outcome) {
-                started.forEach(s -> s.end(outcome));
+                each(started, s -> s.end(outcome));
             }
 
             @Override
             public void error(Throwable error) {
-                started.forEach(s -> s.error(error));
+                each(started, s -> s.error(error));
             }
         };
     }
 
     @Override
     public void jobsEnqueued(String queue, String kind, int count) {
-        observers.forEach(o -> o.jobsEnqueued(queue, kind, count));
+        each(observers, o -> o.jobsEnqueued(queue, kind, count));
     }
 
     @Override
     public void jobEvent(JobEvent event, Job job) {
-        observers.forEach(o -> o.jobEvent(event, job));
+        each(observers, o -> o.jobEvent(event, job));
     }
 
     @Override
     public void jobsRescued(String queue, int toPending, int toFailed) {
-        observers.forEach(o -> o.jobsRescued(queue, toPending, toFailed));
+        each(observers, o -> o.jobsRescued(queue, toPending, toFailed));
     }
 
     @Override
     public void retried(int failedAttempts, LocksmithException failure) {
-        observers.forEach(o -> o.retried(failedAttempts, failure));
+        each(observers, o -> o.retried(failedAttempts, failure));
     }
 
     @Override
     public void lockFailed(LocksmithException failure) {
-        observers.forEach(o -> o.lockFailed(failure));
+        each(observers, o -> o.lockFailed(failure));
     }
 
     @Override
     public @Nullable String traceparent() {
         for (LocksmithObserver o : observers) {
-            String traceparent = o.traceparent();
-            if (traceparent != null) {
-                return traceparent;
+            try {
+                String traceparent = o.traceparent();
+                if (traceparent != null) {
+                    return traceparent;
+                }
+            } catch (RuntimeException e) {
+                LOG.debug("a LocksmithObserver threw; ignored", e);
             }
         }
         return null;
