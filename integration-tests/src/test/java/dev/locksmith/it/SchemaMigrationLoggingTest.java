@@ -58,13 +58,14 @@ class SchemaMigrationLoggingTest {
         ScratchDatabase database = TestPostgres.freshEmpty("logging");
         try {
             assertThat(printed(() -> LocksmithSchema.migrate(database.dataSource())))
-                    .containsExactly(SUMMARY.formatted(20, "locksmith", "queue, pool, accounts, audit"));
+                    .containsExactly(SUMMARY.formatted(
+                            SchemaMigrationTest.CHANGE_SETS, "locksmith", "queue, pool, accounts, audit"));
             assertThat(printed(() -> LocksmithSchema.migrate(database.dataSource())))
                     .containsExactly(SUMMARY.formatted(0, "locksmith", "queue, pool, accounts, audit"));
             assertThat(printed(() -> LocksmithSchema.rollback(database.dataSource(), 2)))
                     .containsExactly(
                             "INFO dev.locksmith.schema.LocksmithSchema - rolled back 2 change sets in schema locksmith "
-                                    + "(18 remain applied)");
+                                    + "(" + (SchemaMigrationTest.CHANGE_SETS - 2) + " remain applied)");
         } finally {
             TestPostgres.drop(database);
         }

@@ -4,6 +4,7 @@ import dev.locksmith.LocksmithException;
 import dev.locksmith.observe.LocksmithObserver;
 import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
@@ -12,6 +13,8 @@ import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.TracerBuilder;
 import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import java.time.Instant;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -118,11 +121,54 @@ public final class LocksmithTracing implements LocksmithObserver {
     @SuppressWarnings("MustBeClosedChecker")
     public Observation start(Operation operation) {
         Context parent = Context.current();
+        if (operation instanceof Operation.ClaimJobs
+                && !Span.fromContext(parent).getSpanContext().isValid()) {
+            return new PollingClaim(operation, parent, Instant.now());
+        }
         SpanBuilder builder =
                 tracer.spanBuilder(operation.name()).setParent(parent).setSpanKind(OperationSpans.kind(operation));
         OperationSpans.describe(operation, builder);
         Span span = builder.startSpan();
         return new TracedOperation(span, parent.with(span).makeCurrent());
+    }
+
+    /**
+     * A claim outside any trace: a worker's poll. Most polls of a quiet queue find nothing, and a
+     * root span for each would fill a trace backend with empty traces, so the span is made when
+     * the claim ends, with the claim's start time, and only when it claimed jobs or failed. It is
+     * not current while the claim runs (the claim is one statement).
+     */
+    private final class PollingClaim implements Observation {
+        private final Operation operation;
+        private final Context parent;
+        private final Instant started;
+
+        PollingClaim(Operation operation, Context parent, Instant started) {
+            this.operation = operation;
+            this.parent = parent;
+            this.started = started;
+        }
+
+        private TracedOperation span() {
+            SpanBuilder builder = tracer.spanBuilder(operation.name())
+                    .setParent(parent)
+                    .setSpanKind(OperationSpans.kind(operation))
+                    .setStartTimestamp(started);
+            OperationSpans.describe(operation, builder);
+            return new TracedOperation(builder.startSpan(), Scope.noop());
+        }
+
+        @Override
+        public void end(Outcome outcome) {
+            if (outcome != Outcome.EMPTY) {
+                span().end(outcome);
+            }
+        }
+
+        @Override
+        public void error(Throwable error) {
+            span().error(error);
+        }
     }
 
     /**

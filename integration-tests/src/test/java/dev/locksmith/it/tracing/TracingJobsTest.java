@@ -279,4 +279,34 @@ class TracingJobsTest extends DatabaseTest {
             assertThat(storedTraceparent(invalid)).isNull();
         }
     }
+
+    @Test
+    void pollsOutsideATraceThatFindNothingLeaveNoSpanWhileClaimsInsideOneAlwaysDo() throws Exception {
+        // A worker's poll runs outside any trace: empty ones would be a root span each, every
+        // poll interval, in every worker. Only a poll that claims something is traced.
+        for (int i = 0; i < 3; i++) {
+            assertThat(queue.claim("quiet", 1, Duration.ofMinutes(1), "w")).isEmpty();
+        }
+        queue.enqueue(traced, NewJob.of("quiet", "k"));
+        assertThat(queue.claim("quiet", 1, Duration.ofMinutes(1), "w")).hasSize(1);
+        SpanData poll = spans.await("the poll that claimed", s -> s.getName().equals("locksmith.job.claim"));
+        assertThat(poll.getAttributes().get(OUTCOME)).isEqualTo("ok");
+        assertThat(poll.getParentSpanContext().isValid()).isFalse();
+        assertThat(poll.getStartEpochNanos()).isLessThan(poll.getEndEpochNanos());
+
+        // Inside a caller's span, an empty claim is part of the caller's story: it is a span.
+        Span request = spans.tracer().spanBuilder("GET /next").startSpan();
+        int claimed = inRequest(
+                request,
+                () -> dsl.transactionResult(
+                        c -> queue.claimInTransaction(c.dsl(), "quiet", 1).size()));
+        assertThat(claimed).isZero();
+        SpanData empty = spans.await(
+                "the empty claim in the request",
+                s -> s.getName().equals("locksmith.job.claim")
+                        && "empty".equals(s.getAttributes().get(OUTCOME)));
+        assertThat(empty.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+        spans.await("the request", s -> s.getName().equals("GET /next"));
+        assertThat(spans.named("locksmith.job.claim")).hasSize(2);
+    }
 }
