@@ -15,18 +15,18 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * The {@code locksmith.*} properties. Every value is checked when the properties are bound, and a
+ * The locksmith.* properties. Every value is checked when the properties are bound, and a
  * wrong one fails start-up with a message that names the property, such as
- * {@code locksmith.queues.emails.threads must be between 1 and 1000, was -1}.
+ * locksmith.queues.emails.threads must be between 1 and 1000, was -1.
  *
  * @param schema where locksmith's tables live and whether the starter migrates them
- *     ({@code locksmith.schema.*})
- * @param workers whether this instance runs workers ({@code locksmith.workers.*})
- * @param queues settings per queue, by queue name ({@code locksmith.queues.<name>.*}); a queue
+ *     (locksmith.schema.*)
+ * @param workers whether this instance runs workers (locksmith.workers.*)
+ * @param queues settings per queue, by queue name (locksmith.queues.NAME.*); a queue
  *     with a handler and no entry here gets the defaults
- * @param retention deletion of finished jobs ({@code locksmith.retention.*})
- * @param audit the lock audit's settings ({@code locksmith.audit.*})
- * @param health the health indicator's thresholds ({@code locksmith.health.*})
+ * @param retention deletion of finished jobs (locksmith.retention.*)
+ * @param audit the lock audit's settings (locksmith.audit.*)
+ * @param health the health indicator's thresholds (locksmith.health.*)
  */
 @ConfigurationProperties(prefix = "locksmith")
 public record LocksmithProperties(
@@ -37,18 +37,18 @@ public record LocksmithProperties(
         @DefaultValue Audit audit,
         @DefaultValue Health health) {
 
-    /** Longest queue name, as {@code JobQueue} allows. */
+    /** Longest queue name, as JobQueue allows. */
     static final int MAX_QUEUE_NAME = 128;
 
     /**
      * Checks every value, naming the property of the first wrong one.
      *
-     * @param schema {@code locksmith.schema.*}
-     * @param workers {@code locksmith.workers.*}
-     * @param queues {@code locksmith.queues.<name>.*}
-     * @param retention {@code locksmith.retention.*}
-     * @param audit {@code locksmith.audit.*}
-     * @param health {@code locksmith.health.*}
+     * @param schema locksmith.schema.*
+     * @param workers locksmith.workers.*
+     * @param queues locksmith.queues.NAME.*
+     * @param retention locksmith.retention.*
+     * @param audit locksmith.audit.*
+     * @param health locksmith.health.*
      * @throws IllegalArgumentException naming the property, for a value out of range
      */
     public LocksmithProperties {
@@ -71,7 +71,7 @@ public record LocksmithProperties(
     }
 
     /**
-     * The settings of {@code queue}: its entry under {@code locksmith.queues}, or the defaults.
+     * The settings of queue: its entry under locksmith.queues, or the defaults.
      *
      * @param queue a queue name
      * @return the queue's settings
@@ -101,13 +101,13 @@ public record LocksmithProperties(
     }
 
     /**
-     * Where locksmith's tables live ({@code locksmith.schema.*}).
+     * Where locksmith's tables live (locksmith.schema.*).
      *
      * @param name the PostgreSQL schema of locksmith's tables; a lower-case unquoted identifier
      * @param migrate whether the starter applies the changelog at start-up, before any worker
      *     starts; false when your pipeline or Spring Boot's own Liquibase applies it
      * @param modules the schema modules to apply (and that the health indicator looks at):
-     *     {@code queue}, {@code pool}, {@code accounts}, {@code audit}
+     *     queue, pool, accounts, audit
      */
     public record Schema(
             @DefaultValue(SchemaName.DEFAULT) String name,
@@ -119,9 +119,9 @@ public record LocksmithProperties(
         /**
          * Checks the values.
          *
-         * @param name {@code locksmith.schema.name}
-         * @param migrate {@code locksmith.schema.migrate}
-         * @param modules {@code locksmith.schema.modules}
+         * @param name locksmith.schema.name
+         * @param migrate locksmith.schema.migrate
+         * @param modules locksmith.schema.modules
          * @throws IllegalArgumentException naming the property
          */
         public Schema {
@@ -139,7 +139,7 @@ public record LocksmithProperties(
     }
 
     /**
-     * Whether this instance runs workers ({@code locksmith.workers.*}).
+     * Whether this instance runs workers (locksmith.workers.*).
      *
      * @param enabled false to run no worker and no retention here (a web-only replica); the
      *     repositories are beans all the same
@@ -147,20 +147,20 @@ public record LocksmithProperties(
     public record Workers(@DefaultValue("true") boolean enabled) {}
 
     /**
-     * The settings of one queue's worker ({@code locksmith.queues.<name>.*}).
+     * The settings of one queue's worker (locksmith.queues.NAME.*).
      *
-     * @param mode {@code leased} ({@link dev.locksmith.jobs.JobWorker}) or {@code transactional}
-     *     ({@link dev.locksmith.jobs.TransactionalWorker}); unset: leased for a
-     *     {@code JobHandler}, transactional for a {@code BatchJobHandler}
+     * @param mode leased (JobWorker) or transactional
+     *     (TransactionalWorker); unset: leased for a
+     *     JobHandler, transactional for a BatchJobHandler
      * @param threads handler threads, 1 to 1000
      * @param batchSize transactional mode: jobs claimed and handled per transaction, 1 to 10000
      * @param lease leased mode: the lease of each claimed job, extended while its handler runs
      * @param pollInterval the longest wait for new jobs without a notification
-     * @param listen whether the worker listens for {@code NOTIFY} (one more connection held);
+     * @param listen whether the worker listens for NOTIFY (one more connection held);
      *     false behind PgBouncer in transaction pooling mode
      * @param shutdownGrace leased mode: how long shutdown lets running handlers finish before
      *     interrupting them (and as long again after); keep twice it within
-     *     {@code spring.lifecycle.timeout-per-shutdown-phase}
+     *     spring.lifecycle.timeout-per-shutdown-phase
      */
     public record Queue(
             @Nullable Mode mode,
@@ -177,13 +177,13 @@ public record LocksmithProperties(
         /**
          * Checks that no value is missing; ranges are checked with the queue's name.
          *
-         * @param mode {@code mode}
-         * @param threads {@code threads}
-         * @param batchSize {@code batch-size}
-         * @param lease {@code lease}
-         * @param pollInterval {@code poll-interval}
-         * @param listen {@code listen}
-         * @param shutdownGrace {@code shutdown-grace}
+         * @param mode mode
+         * @param threads threads
+         * @param batchSize batch-size
+         * @param lease lease
+         * @param pollInterval poll-interval
+         * @param listen listen
+         * @param shutdownGrace shutdown-grace
          */
         public Queue {
             Objects.requireNonNull(lease, "lease");
@@ -209,10 +209,10 @@ public record LocksmithProperties(
     }
 
     /**
-     * Deletion of finished jobs ({@code locksmith.retention.*}), run by the instances that run
+     * Deletion of finished jobs (locksmith.retention.*), run by the instances that run
      * workers.
      *
-     * @param completedAfter delete {@code done}, {@code failed} and {@code cancelled} jobs that
+     * @param completedAfter delete done, failed and cancelled jobs that
      *     finished longer ago than this; unset (the default): never
      * @param interval how often to delete them
      * @param batchSize rows per delete statement, 1 to 100000
@@ -225,9 +225,9 @@ public record LocksmithProperties(
         /**
          * Checks the values.
          *
-         * @param completedAfter {@code locksmith.retention.completed-after}
-         * @param interval {@code locksmith.retention.interval}
-         * @param batchSize {@code locksmith.retention.batch-size}
+         * @param completedAfter locksmith.retention.completed-after
+         * @param interval locksmith.retention.interval
+         * @param batchSize locksmith.retention.batch-size
          * @throws IllegalArgumentException naming the property
          */
         public Retention {
@@ -241,8 +241,8 @@ public record LocksmithProperties(
     }
 
     /**
-     * The lock audit's settings ({@code locksmith.audit.*}; see
-     * {@link dev.locksmith.audit.LockAuditConfig}).
+     * The lock audit's settings (locksmith.audit.*; see
+     * LockAuditConfig).
      *
      * @param slowWaitThreshold also record lock waits that succeeded after at least this long;
      *     unset (the default): record failures only
@@ -259,10 +259,10 @@ public record LocksmithProperties(
         /**
          * Checks the values.
          *
-         * @param slowWaitThreshold {@code locksmith.audit.slow-wait-threshold}
-         * @param probeDelay {@code locksmith.audit.probe-delay}
-         * @param probeInterval {@code locksmith.audit.probe-interval}
-         * @param bufferSize {@code locksmith.audit.buffer-size}
+         * @param slowWaitThreshold locksmith.audit.slow-wait-threshold
+         * @param probeDelay locksmith.audit.probe-delay
+         * @param probeInterval locksmith.audit.probe-interval
+         * @param bufferSize locksmith.audit.buffer-size
          * @throws IllegalArgumentException naming the property
          */
         public Audit {
@@ -276,14 +276,14 @@ public record LocksmithProperties(
     }
 
     /**
-     * The health indicator's settings ({@code locksmith.health.*}).
+     * The health indicator's settings (locksmith.health.*).
      *
-     * @param enabled whether the {@code locksmith} health indicator is registered (with Spring
+     * @param enabled whether the locksmith health indicator is registered (with Spring
      *     Boot Actuator)
-     * @param maxPending a queue with more pending jobs than this is {@code OUT_OF_SERVICE};
+     * @param maxPending a queue with more pending jobs than this is OUT_OF_SERVICE;
      *     unset (the default): no limit
      * @param maxOldestPendingAge a queue whose oldest due pending job has waited longer than this
-     *     is {@code OUT_OF_SERVICE}; unset (the default): no limit
+     *     is OUT_OF_SERVICE; unset (the default): no limit
      * @param depthCap pending and running jobs are counted up to this many per queue (bounded
      *     work per health check), 1 to 1000000
      */
@@ -296,10 +296,10 @@ public record LocksmithProperties(
         /**
          * Checks the values.
          *
-         * @param enabled {@code locksmith.health.enabled}
-         * @param maxPending {@code locksmith.health.max-pending}
-         * @param maxOldestPendingAge {@code locksmith.health.max-oldest-pending-age}
-         * @param depthCap {@code locksmith.health.depth-cap}
+         * @param enabled locksmith.health.enabled
+         * @param maxPending locksmith.health.max-pending
+         * @param maxOldestPendingAge locksmith.health.max-oldest-pending-age
+         * @param depthCap locksmith.health.depth-cap
          * @throws IllegalArgumentException naming the property
          */
         public Health {

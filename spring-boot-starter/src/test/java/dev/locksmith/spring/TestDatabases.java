@@ -6,11 +6,8 @@ import dev.locksmith.provisioning.ScratchDatabases;
 import dev.locksmith.schema.LocksmithSchema;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.autoconfigure.jooq.JooqAutoConfiguration;
-import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
@@ -48,6 +45,54 @@ final class TestDatabases {
     }
 
     /**
+     * Spring Boot's auto-configuration of a {@code DataSource} (and nothing else): by name, since
+     * Spring Boot 4 moved it (these tests also run against Spring Boot 4, see the
+     * {@code spring-boot-4} profile).
+     */
+    static Class<?> dataSourceAutoConfiguration() {
+        return bootClass(
+                "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+                "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration");
+    }
+
+    /** Spring Boot's DataSource, transaction and jOOQ auto-configuration, wherever this Spring Boot keeps them. */
+    static Class<?>[] bootAutoConfigurations() {
+        return new Class<?>[] {
+            dataSourceAutoConfiguration(),
+            bootClass(
+                    "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
+                    "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration"),
+            bootClass(
+                    "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
+                    "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"),
+            bootClass(
+                    "org.springframework.boot.autoconfigure.jooq.JooqAutoConfiguration",
+                    "org.springframework.boot.jooq.autoconfigure.JooqAutoConfiguration")
+        };
+    }
+
+    /** The starter's auto-configurations. */
+    static Class<?>[] locksmithAutoConfigurations() {
+        return new Class<?>[] {
+            LocksmithAutoConfiguration.class,
+            LocksmithMetricsAutoConfiguration.class,
+            LocksmithTracingAutoConfiguration.class,
+            LocksmithHealthAutoConfiguration.class
+        };
+    }
+
+    private static Class<?> bootClass(String springBoot3, String springBoot4) {
+        for (String name : List.of(springBoot3, springBoot4)) {
+            try {
+                return Class.forName(name, false, TestDatabases.class.getClassLoader());
+            } catch (ClassNotFoundException notThisVersion) {
+                // the other one
+            }
+        }
+        throw new IllegalStateException("neither " + springBoot3 + " nor " + springBoot4 + " is on the class path");
+    }
+
+    /**
      * A runner with Spring Boot's DataSource, transaction and jOOQ auto-configuration on
      * {@code database}, and the starter's.
      */
@@ -62,14 +107,8 @@ final class TestDatabases {
         }
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        TransactionAutoConfiguration.class,
-                        JooqAutoConfiguration.class,
-                        LocksmithAutoConfiguration.class,
-                        LocksmithMetricsAutoConfiguration.class,
-                        LocksmithTracingAutoConfiguration.class,
-                        LocksmithHealthAutoConfiguration.class))
+                        Stream.concat(Stream.of(bootAutoConfigurations()), Stream.of(locksmithAutoConfigurations()))
+                                .toArray(Class<?>[]::new)))
                 .withPropertyValues(properties.toArray(String[]::new));
     }
 }
