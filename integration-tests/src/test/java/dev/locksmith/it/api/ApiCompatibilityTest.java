@@ -7,6 +7,7 @@ import dev.locksmith.micrometer.LocksmithMetrics;
 import dev.locksmith.opentelemetry.LocksmithTracing;
 import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.schema.LocksmithSchema;
+import dev.locksmith.spring.LocksmithAutoConfiguration;
 import java.io.ByteArrayOutputStream;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -47,7 +48,7 @@ class ApiCompatibilityTest {
     private static final boolean ACCEPT_BREAKING = Boolean.getBoolean("locksmith.api.acceptBreaking");
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"core", "schema", "provisioning", "micrometer", "opentelemetry"})
+    @ValueSource(strings = {"core", "schema", "provisioning", "micrometer", "opentelemetry", "spring-boot-starter"})
     void thePublicApiIsTheRecordedOne(String module) throws Exception {
         Set<String> current = ApiSignatures.of(root(module), getClass().getClassLoader());
         Path file = Path.of("..", module, "api", "locksmith-" + module + ".api");
@@ -122,6 +123,7 @@ class ApiCompatibilityTest {
             case "provisioning" -> PostgresServer.class;
             case "opentelemetry" -> LocksmithTracing.class;
             case "micrometer" -> LocksmithMetrics.class;
+            case "spring-boot-starter" -> LocksmithAutoConfiguration.class;
             default -> throw new IllegalArgumentException(module);
         };
         return Path.of(representative

@@ -1,0 +1,161 @@
+package dev.locksmith.spring;
+
+import dev.locksmith.RetryPolicy;
+import dev.locksmith.TableSchema;
+import dev.locksmith.Transactions;
+import dev.locksmith.accounts.Accounts;
+import dev.locksmith.advisory.AdvisoryLocks;
+import dev.locksmith.advisory.AdvisoryLocksConfig;
+import dev.locksmith.audit.BlockingReport;
+import dev.locksmith.audit.LockAudit;
+import dev.locksmith.audit.LockAuditConfig;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.pool.ChannelAccountPool;
+import dev.locksmith.pool.ChannelAccountPoolConfig;
+import dev.locksmith.schema.LocksmithSchema;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+
+/**
+ * locksmith on Spring Boot's {@code DataSource} and {@code DSLContext} (from
+ * {@code spring-boot-starter-jooq}): the schema migrated at start-up
+ * ({@link LocksmithSchemaMigration}, unless {@code locksmith.schema.migrate=false}), the
+ * repositories as beans ({@code JobQueue}, {@code ChannelAccountPool}, {@code Accounts},
+ * {@code AdvisoryLocks}, {@code LockAudit}, {@code BlockingReport}, {@code Transactions}), each
+ * replaced by a bean of the same type you define, and the workers of the
+ * {@link LocksmithHandler}s ({@link LocksmithWorkers}, unless
+ * {@code locksmith.workers.enabled=false}).
+ *
+ * <p>The repositories are built on Boot's {@code DSLContext}, whose connections come through
+ * Spring's {@code TransactionAwareDataSourceProxy} and whose transactions are Spring's: a
+ * repository call inside a {@code @Transactional} method (or a {@code TransactionTemplate})
+ * commits or rolls back with it. Their tables are rendered in {@code locksmith.schema.name}
+ * ({@code TableSchema}), and every {@code LocksmithObserver} bean observes them
+ * ({@code LocksmithObserver.all}). Settings beans are used when present: {@code JobQueueConfig},
+ * {@code ChannelAccountPoolConfig}, {@code AdvisoryLocksConfig}, {@code LockAuditConfig} (else
+ * {@code locksmith.audit.*}) and {@code RetryPolicy} (for {@code Accounts} and
+ * {@code Transactions}).
+ */
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jooq.JooqAutoConfiguration",
+            "org.springframework.boot.autoconfigure.liquibase.LiquibaseAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.jooq.autoconfigure.JooqAutoConfiguration",
+            "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration"
+        })
+@ConditionalOnClass({DSLContext.class, JobQueue.class, LocksmithSchema.class})
+@ConditionalOnSingleCandidate(DSLContext.class)
+@EnableConfigurationProperties(LocksmithProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
+public class LocksmithAutoConfiguration {
+
+    LocksmithAutoConfiguration() {}
+
+    @Bean
+    @ConditionalOnProperty(prefix = "locksmith.schema", name = "migrate", havingValue = "true", matchIfMissing = true)
+    LocksmithSchemaMigration locksmithSchemaMigration(DataSource dataSource, LocksmithProperties properties) {
+        return new LocksmithSchemaMigration(dataSource, properties.schema());
+    }
+
+    @Bean
+    LocksmithHandlers locksmithHandlers(ConfigurableListableBeanFactory beans, LocksmithProperties properties) {
+        return LocksmithHandlers.scan(beans, properties);
+    }
+
+    @Bean
+    LocksmithContext locksmithContext(
+            DSLContext dsl,
+            LocksmithProperties properties,
+            ObjectProvider<LocksmithObserver> observers,
+            ObjectProvider<LocksmithSchemaMigration> migration) {
+        migration.ifAvailable(applied -> {}); // migrated before any repository exists
+        LocksmithObserver[] all = observers.orderedStream().toArray(LocksmithObserver[]::new);
+        LocksmithObserver observer = all.length == 0 ? LocksmithObserver.NONE : LocksmithObserver.all(all);
+        return new LocksmithContext(LocksmithObserver.using(
+                TableSchema.using(dsl, properties.schema().name()), observer));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    JobQueue jobQueue(LocksmithContext context, ObjectProvider<JobQueueConfig> config) {
+        return new JobQueue(context.dsl(), config.getIfAvailable(JobQueueConfig::defaults));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ChannelAccountPool channelAccountPool(LocksmithContext context, ObjectProvider<ChannelAccountPoolConfig> config) {
+        return new ChannelAccountPool(context.dsl(), config.getIfAvailable(ChannelAccountPoolConfig::defaults));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    Accounts accounts(LocksmithContext context, ObjectProvider<RetryPolicy> policy) {
+        return new Accounts(context.dsl(), policy.getIfAvailable(RetryPolicy::defaults));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    AdvisoryLocks advisoryLocks(DataSource dataSource, ObjectProvider<AdvisoryLocksConfig> config) {
+        return new AdvisoryLocks(dataSource, config.getIfAvailable(AdvisoryLocksConfig::defaults));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LockAudit lockAudit(
+            LocksmithContext context, LocksmithProperties properties, ObjectProvider<LockAuditConfig> config) {
+        return new LockAudit(context.dsl(), config.getIfAvailable(() -> auditConfig(properties.audit())));
+    }
+
+    private static LockAuditConfig auditConfig(LocksmithProperties.Audit audit) {
+        LockAuditConfig.Builder builder = LockAuditConfig.builder()
+                .probeDelay(audit.probeDelay())
+                .probeInterval(audit.probeInterval())
+                .bufferSize(audit.bufferSize());
+        if (audit.slowWaitThreshold() != null) {
+            builder.slowWaitThreshold(audit.slowWaitThreshold());
+        }
+        return builder.build();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    BlockingReport blockingReport(LocksmithContext context) {
+        return new BlockingReport(context.dsl());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    Transactions transactions(LocksmithContext context, ObjectProvider<RetryPolicy> policy) {
+        return new Transactions(context.dsl(), policy.getIfAvailable(RetryPolicy::defaults));
+    }
+
+    @Bean
+    @ConditionalOnProperty(prefix = "locksmith.workers", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnMissingBean
+    LocksmithWorkers locksmithWorkers(
+            ConfigurableListableBeanFactory beans,
+            LocksmithHandlers handlers,
+            LocksmithProperties properties,
+            LocksmithContext context,
+            DataSource dataSource,
+            JobQueue queue) {
+        return new LocksmithWorkers(beans, handlers, properties, context.dsl(), dataSource, queue);
+    }
+}

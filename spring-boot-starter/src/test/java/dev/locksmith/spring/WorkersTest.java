@@ -1,0 +1,210 @@
+package dev.locksmith.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobHandler;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.provisioning.ScratchDatabase;
+import dev.locksmith.spring.LocksmithProperties.Queue.Mode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/** Workers for @LocksmithHandler beans and methods, in each mode, in Spring transactions; and their graceful stop. */
+class WorkersTest {
+
+    private static ScratchDatabase database;
+
+    @BeforeAll
+    static void database() {
+        database = TestDatabases.migrated("workers");
+    }
+
+    private static ApplicationContextRunner runner() {
+        return TestDatabases.runner(database).withPropertyValues("locksmith.schema.migrate=false");
+    }
+
+    /** Jobs handled, by queue, with whether a Spring transaction was active around the handler. */
+    static final Map<String, ConcurrentLinkedQueue<String>> HANDLED = new ConcurrentHashMap<>();
+
+    static CountDownLatch allHandled;
+
+    static void handled(String queue, Job job) {
+        HANDLED.computeIfAbsent(queue, q -> new ConcurrentLinkedQueue<>())
+                .add(job.id() + (TransactionSynchronizationManager.isActualTransactionActive() ? " in tx" : " no tx"));
+        allHandled.countDown();
+    }
+
+    @Test
+    void everyKindOfHandlerRunsItsJobsExactlyOnceInASpringTransaction() {
+        HANDLED.clear();
+        int perQueue = 20;
+        allHandled = new CountDownLatch(3 * perQueue);
+        runner().withUserConfiguration(ThreeHandlers.class)
+                .withPropertyValues(
+                        "locksmith.queues.emails.threads=2",
+                        "locksmith.queues.reports.batch-size=7",
+                        "locksmith.queues.digests.mode=transactional",
+                        "locksmith.queues.digests.threads=1")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(LocksmithWorkers.class).queues())
+                            .containsExactly(
+                                    Map.entry("digests", Mode.TRANSACTIONAL),
+                                    Map.entry("emails", Mode.LEASED),
+                                    Map.entry("reports", Mode.TRANSACTIONAL));
+                    JobQueue queue = context.getBean(JobQueue.class);
+                    DSLContext dsl = context.getBean(DSLContext.class);
+                    Map<String, Set<String>> expected = new java.util.TreeMap<>();
+                    for (String name : List.of("emails", "reports", "digests")) {
+                        List<NewJob> jobs = new ArrayList<>();
+                        for (int i = 0; i < perQueue; i++) {
+                            jobs.add(NewJob.of(name, "k" + i));
+                        }
+                        Set<String> ids = new TreeSet<>();
+                        dsl.transaction(c -> queue.enqueueAll(c.dsl(), jobs).forEach(id -> ids.add(id + " in tx")));
+                        expected.put(name, ids);
+                    }
+                    assertThat(allHandled.await(60, TimeUnit.SECONDS))
+                            .as("all handled")
+                            .isTrue();
+                    Map<String, Set<String>> actual = new java.util.TreeMap<>();
+                    HANDLED.forEach((name, ids) -> {
+                        actual.put(name, new TreeSet<>(ids));
+                        assertThat(ids).as("each job of %s once", name).hasSize(perQueue);
+                    });
+                    assertThat(actual).isEqualTo(expected);
+                    // completed jobs are deleted (JobQueueConfig.keepCompleted is false by default);
+                    // completion commits after the handler returns, so wait for the rows to go
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    long left;
+                    do {
+                        left = dsl.fetchSingle(
+                                        "SELECT count(*) FROM locksmith.jobs WHERE queue IN ('emails', 'reports', 'digests')")
+                                .get(0, Long.class);
+                    } while (left > 0 && System.nanoTime() < deadline);
+                    assertThat(left)
+                            .as("rows left: %s", dsl.fetch("SELECT id, queue, status FROM locksmith.jobs"))
+                            .isZero();
+                });
+    }
+
+    static CountDownLatch slowStarted;
+
+    @Test
+    void closingTheContextGivesAnUnfinishedLeasedJobBack() throws Exception {
+        slowStarted = new CountDownLatch(1);
+        long[] id = new long[1];
+        runner().withUserConfiguration(SlowHandler.class)
+                .withPropertyValues("locksmith.queues.slow.threads=1", "locksmith.queues.slow.shutdown-grace=100ms")
+                .run(context -> {
+                    DSLContext dsl = context.getBean(DSLContext.class);
+                    id[0] = context.getBean(JobQueue.class).enqueue(dsl, NewJob.of("slow", "stuck"));
+                    assertThat(slowStarted.await(30, TimeUnit.SECONDS)).isTrue();
+                    LocksmithWorkers workers = context.getBean(LocksmithWorkers.class);
+                    ((ConfigurableApplicationContext) context.getSourceApplicationContext()).close();
+                    assertThat(workers.isRunning()).isFalse();
+                });
+        Record row = org.jooq
+                .impl
+                .DSL
+                .using(database.dataSource(), org.jooq.SQLDialect.POSTGRES)
+                .fetchOne("SELECT status, attempts, locked_by FROM locksmith.jobs WHERE id = ?", id[0]);
+        assertThat(row).isNotNull();
+        assertThat(row.get(0, String.class)).isEqualTo("pending");
+        assertThat(row.get(1, Integer.class)).isZero();
+        assertThat(row.get(2, String.class)).isNull();
+    }
+
+    @Test
+    void retentionDeletesJobsThatFinishedLongerAgoThanCompletedAfter() {
+        runner().withPropertyValues("locksmith.retention.completed-after=1h", "locksmith.retention.batch-size=1")
+                .run(context -> {
+                    JobQueue queue = context.getBean(JobQueue.class);
+                    DSLContext dsl = context.getBean(DSLContext.class);
+                    long old = queue.enqueue(dsl, NewJob.of("retained", "old"));
+                    long recent = queue.enqueue(dsl, NewJob.of("retained", "recent"));
+                    long pending = queue.enqueue(dsl, NewJob.of("retained", "pending"));
+                    dsl.transaction(c -> {
+                        queue.cancel(c.dsl(), old);
+                        queue.cancel(c.dsl(), recent);
+                    });
+                    dsl.execute("UPDATE locksmith.jobs SET finished_at = now() - interval '2 hours' WHERE id = ?", old);
+                    // the workers' lifecycle started retention at once; restart it to run now, after the update
+                    LocksmithWorkers workers = context.getBean(LocksmithWorkers.class);
+                    workers.stop();
+                    workers.start();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    List<Long> left;
+                    do {
+                        left = dsl.fetch("SELECT id FROM locksmith.jobs WHERE queue = 'retained' ORDER BY id")
+                                .getValues(0, Long.class);
+                    } while (left.contains(old) && System.nanoTime() < deadline);
+                    assertThat(left).containsExactly(recent, pending);
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ThreeHandlers {
+        @Bean
+        EmailHandler emailHandler() {
+            return new EmailHandler();
+        }
+
+        @Bean
+        ReportMethods reportMethods() {
+            return new ReportMethods();
+        }
+    }
+
+    @Component
+    @LocksmithHandler(queue = "emails")
+    static class EmailHandler implements JobHandler {
+        @Override
+        public void handle(Job job, DSLContext tx) {
+            handled("emails", job);
+        }
+    }
+
+    static class ReportMethods {
+        @LocksmithHandler(queue = "reports")
+        void reports(List<Job> jobs, DSLContext tx) {
+            jobs.forEach(job -> handled("reports", job));
+        }
+
+        @LocksmithHandler(queue = "digests")
+        public void digest(Job job, DSLContext tx) {
+            handled("digests", job);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class SlowHandler {
+        @Bean
+        @LocksmithHandler(queue = "slow")
+        JobHandler slow() {
+            return (job, tx) -> {
+                slowStarted.countDown();
+                new CountDownLatch(1).await(60, TimeUnit.SECONDS); // until the worker interrupts it
+            };
+        }
+    }
+}
