@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -133,16 +134,25 @@ public sealed interface Trigger permits Trigger.Cron, Trigger.Interval {
 
         @Override
         public Optional<Instant> after(Instant instant) {
-            return parse(expression).nextExecution(instant.atZone(zone)).map(ZonedDateTime::toInstant);
+            // Occurrences are whole seconds, so the first after an instant is the first after its
+            // whole second; and cron-utils keeps a fraction of a second it is given ("every
+            // second" after 00:00:00.5 would be 00:00:01.5).
+            return parse(expression)
+                    .nextExecution(wholeSecond(instant).atZone(zone))
+                    .map(ZonedDateTime::toInstant);
         }
 
         @Override
         public Optional<Instant> atOrBefore(Instant instant) {
-            // cron-utils' lastExecution is strictly before its argument, and occurrences are whole
-            // seconds: one nanosecond later includes the instant itself.
+            // cron-utils' lastExecution is strictly before its argument: the next whole second
+            // includes every occurrence up to the instant.
             return parse(expression)
-                    .lastExecution(instant.plusNanos(1).atZone(zone))
+                    .lastExecution(wholeSecond(instant).plusSeconds(1).atZone(zone))
                     .map(ZonedDateTime::toInstant);
+        }
+
+        private static Instant wholeSecond(Instant instant) {
+            return instant.truncatedTo(ChronoUnit.SECONDS);
         }
 
         private static ExecutionTime parse(String expression) {

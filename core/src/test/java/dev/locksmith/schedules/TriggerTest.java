@@ -38,6 +38,15 @@ class TriggerTest {
         assertThat(minute.atOrBefore(t.minusNanos(1))).contains(Instant.parse("2026-01-01T09:59:00Z"));
         Trigger tenSeconds = Trigger.cron("*/10 * * * * *", "UTC");
         assertThat(tenSeconds.after(t)).contains(Instant.parse("2026-01-01T10:00:10Z"));
+        // occurrences are whole seconds, whatever fraction the instant has
+        Instant half = Instant.parse("2026-01-01T10:00:00.5Z");
+        Trigger everySecond = Trigger.cron("* * * * * *", "UTC");
+        assertThat(everySecond.after(half)).contains(Instant.parse("2026-01-01T10:00:01Z"));
+        assertThat(everySecond.atOrBefore(half)).contains(t);
+        assertThat(everySecond.atOrBefore(Instant.parse("2026-01-01T10:00:00.999999Z")))
+                .contains(t);
+        assertThat(minute.after(half)).contains(Instant.parse("2026-01-01T10:01:00Z"));
+        assertThat(minute.atOrBefore(half)).contains(t);
         // both day fields restricted: either matches, as in Unix cron (1 Feb 2026 is a Sunday)
         Trigger firstOrMonday = Trigger.cron("0 0 1 * 1", "UTC");
         assertThat(next(firstOrMonday, ZonedDateTime.parse("2026-01-25T10:00:00Z"), 3))
