@@ -191,6 +191,37 @@ class ScheduleRegistrationTest extends DatabaseTest {
     }
 
     @Test
+    void aScheduleWhoseNextRunWentBackEnqueuesNoOccurrenceTwice() {
+        schedules.register(dsl, everyMinute("minutely", "{}"));
+        assertThat(tickAt(Instant.parse("2026-01-01T12:01:00Z"))).isEqualTo(1);
+
+        // a JVM whose clock is 55 s behind registers a changed trigger with the same occurrences:
+        // next_run_at goes back to 12:01, which was enqueued already
+        clock.set(Instant.parse("2026-01-01T12:00:05Z"));
+        RegisteredSchedule back = schedules.register(
+                dsl,
+                Schedule.builder("minutely", Trigger.cron("0-59 * * * *", "UTC"), NewJob.of("reports", "minute"))
+                        .build());
+        assertThat(back.nextRunAt()).isEqualTo(Instant.parse("2026-01-01T12:01:00Z"));
+        assertThat(back.lastOccurrence()).contains(Instant.parse("2026-01-01T12:01:00Z"));
+
+        // the tick does not enqueue at or before last_occurrence
+        assertThat(tickAt(Instant.parse("2026-01-01T12:01:10Z"))).isZero();
+        assertThat(tickAt(Instant.parse("2026-01-01T12:02:00Z"))).isEqualTo(1);
+
+        // and when even that record is gone (edited by hand), the unique key of the still-pending
+        // job makes the replay insert nothing
+        dsl.update(SCHEDULES)
+                .set(SCHEDULES.NEXT_RUN_AT, java.time.OffsetDateTime.parse("2026-01-01T12:02:00Z"))
+                .setNull(SCHEDULES.LAST_OCCURRENCE)
+                .execute();
+        assertThat(tickAt(Instant.parse("2026-01-01T12:02:10Z"))).isEqualTo(1); // handed to the queue...
+        assertThat(jobs()) // ...which returned the pending job of 12:02
+                .extracting(Job::uniqueKey)
+                .containsExactly("schedule:minutely:2026-01-01T12:01:00Z", "schedule:minutely:2026-01-01T12:02:00Z");
+    }
+
+    @Test
     void changesRunInTheCallersTransactionAndRollBackWithIt() {
         try {
             dsl.transaction(c -> {
