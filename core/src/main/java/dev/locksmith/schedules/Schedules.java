@@ -8,24 +8,14 @@ import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
-import org.jooq.Field;
 import org.jooq.JSONB;
 import org.jooq.impl.DSL;
-import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Recurring jobs in the {@code schedules} table: {@linkplain #register register} a
@@ -59,12 +49,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class Schedules {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Schedules.class);
-
-    private final DSLContext dsl;
     private final SchedulesConfig config;
     private final SchemaMapping schema;
-    private final JobQueue queue;
+    private final Ticker ticker;
 
     /**
      * Schedules on {@code dsl} with {@link SchedulesConfig#defaults()}.
@@ -84,10 +71,10 @@ public final class Schedules {
      * @param config clock, misfire grace, catch-up cap, batch size, queue settings
      */
     public Schedules(DSLContext dsl, SchedulesConfig config) {
-        this.dsl = Objects.requireNonNull(dsl, "dsl");
+        Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
         this.schema = SchemaMapping.of(dsl);
-        this.queue = new JobQueue(dsl, config.queueConfig());
+        this.ticker = new Ticker(dsl, config, schema, new JobQueue(dsl, config.queueConfig()));
     }
 
     /** {@return the settings in force, as given at construction} */
@@ -177,7 +164,7 @@ public final class Schedules {
                     .set(SCHEDULES.MAX_ATTEMPTS, job.maxAttempts())
                     .set(SCHEDULES.SHARD, job.shard())
                     .set(SCHEDULES.MISFIRE, schedule.misfire().dbValue())
-                    .set(SCHEDULES.NEXT_RUN_AT, at(next))
+                    .set(SCHEDULES.NEXT_RUN_AT, ScheduleRows.at(next))
                     .onConflict(SCHEDULES.NAME)
                     .doUpdate()
                     .set(SCHEDULES.CRON, DSL.excluded(SCHEDULES.CRON))
@@ -202,7 +189,7 @@ public final class Schedules {
                     : ctx.selectFrom(SCHEDULES)
                             .where(SCHEDULES.NAME.eq(schedule.name()))
                             .fetchSingle();
-            return registered(row);
+            return ScheduleRows.registered(row);
         });
     }
 
@@ -252,10 +239,10 @@ public final class Schedules {
                     return true;
                 }
                 Instant now = now(ctx);
-                Instant next = schedule(row).trigger().after(now).orElse(now);
+                Instant next = ScheduleRows.schedule(row).trigger().after(now).orElse(now);
                 int updated = ctx.update(SCHEDULES)
                         .set(SCHEDULES.PAUSED, false)
-                        .set(SCHEDULES.NEXT_RUN_AT, at(next))
+                        .set(SCHEDULES.NEXT_RUN_AT, ScheduleRows.at(next))
                         .set(SCHEDULES.UPDATED_AT, DSL.currentOffsetDateTime())
                         .where(SCHEDULES.NAME.eq(name))
                         .and(SCHEDULES.PAUSED.isTrue())
@@ -301,7 +288,7 @@ public final class Schedules {
         return Errors.translating(() -> ctx.selectFrom(SCHEDULES)
                 .where(SCHEDULES.NAME.eq(name))
                 .fetchOptional()
-                .map(Schedules::registered));
+                .map(ScheduleRows::registered));
     }
 
     /**
@@ -314,7 +301,7 @@ public final class Schedules {
     public List<RegisteredSchedule> list(DSLContext tx) {
         DSLContext ctx = schema.on(tx);
         return Errors.translating(() -> ctx.selectFrom(SCHEDULES).orderBy(SCHEDULES.NAME).fetch().stream()
-                .map(Schedules::registered)
+                .map(ScheduleRows::registered)
                 .toList());
     }
 
@@ -330,7 +317,7 @@ public final class Schedules {
      * @return how many jobs this tick enqueued, one per occurrence
      */
     public int runDue() {
-        return tick(config.clock().map(Clock::instant).orElse(null));
+        return ticker.tick(config.clock().map(Clock::instant).orElse(null));
     }
 
     /**
@@ -341,109 +328,7 @@ public final class Schedules {
      * @return how many jobs this tick enqueued, one per occurrence
      */
     public int runDue(Instant now) {
-        return tick(Objects.requireNonNull(now, "now"));
-    }
-
-    private int tick(@Nullable Instant given) {
-        return Errors.translating(() -> {
-            Field<OffsetDateTime> time = given == null ? DSL.currentOffsetDateTime() : DSL.val(at(given));
-            var probe = dsl.select(
-                            time,
-                            DSL.field(DSL.exists(DSL.selectOne().from(SCHEDULES).where(due(time)))))
-                    .fetchSingle();
-            if (!Boolean.TRUE.equals(probe.value2())) {
-                return 0;
-            }
-            Instant now = probe.value1().toInstant();
-            Set<String> unreadable = new HashSet<>();
-            int jobs = 0;
-            while (true) {
-                int[] batch = dsl.transactionResult(c -> batch(schema.on(c.dsl()), now, unreadable));
-                jobs += batch[1];
-                if (batch[0] < config.batchSize()) {
-                    return jobs;
-                }
-            }
-        });
-    }
-
-    /** One transaction's worth: returns {schedules locked, jobs enqueued}. */
-    private int[] batch(DSLContext tx, Instant now, Set<String> unreadable) {
-        List<SchedulesRecord> rows = tx.selectFrom(SCHEDULES)
-                .where(due(DSL.val(at(now))))
-                .and(unreadable.isEmpty() ? DSL.noCondition() : SCHEDULES.NAME.notIn(unreadable))
-                .orderBy(SCHEDULES.NEXT_RUN_AT, SCHEDULES.NAME)
-                .limit(config.batchSize())
-                .forUpdate()
-                .skipLocked()
-                .fetch();
-        List<NewJob> jobs = new ArrayList<>();
-        for (SchedulesRecord row : rows) {
-            Optional<Schedule> schedule = readable(row);
-            Optional<Firing> firing = schedule.flatMap(s -> plan(s, row, now));
-            if (schedule.isEmpty() || firing.isEmpty()) {
-                unreadable.add(row.getName());
-                continue;
-            }
-            for (Instant occurrence : firing.get().enqueue()) {
-                jobs.add(job(schedule.get(), occurrence));
-            }
-            tx.update(SCHEDULES)
-                    .set(SCHEDULES.NEXT_RUN_AT, at(firing.get().next()))
-                    .set(SCHEDULES.LAST_OCCURRENCE, at(firing.get().latest()))
-                    .set(SCHEDULES.UPDATED_AT, DSL.currentOffsetDateTime())
-                    .where(SCHEDULES.NAME.eq(row.getName()))
-                    .execute();
-        }
-        queue.enqueueAll(tx, jobs);
-        return new int[] {rows.size(), jobs.size()};
-    }
-
-    /**
-     * The row's schedule, or empty (logged) when this JVM cannot read it: a time zone missing from
-     * its time-zone data, or a cron expression its cron-utils does not parse. Such a schedule is
-     * left as it is, for a JVM that can.
-     */
-    private static Optional<Schedule> readable(SchedulesRecord row) {
-        try {
-            return Optional.of(schedule(row));
-        } catch (IllegalStateException e) {
-            LOG.error("{}; it is left as it is", e.getMessage(), e);
-            return Optional.empty();
-        }
-    }
-
-    /** The tick's plan for a due row, or empty (logged) when the schedule never fires again. */
-    private Optional<Firing> plan(Schedule schedule, SchedulesRecord row, Instant now) {
-        OffsetDateTime last = row.getLastOccurrence();
-        Optional<Firing> firing = Firing.plan(
-                schedule,
-                row.getNextRunAt().toInstant(),
-                last == null ? null : last.toInstant(),
-                now,
-                config.misfireGrace(),
-                config.maxCatchUp());
-        if (firing.isEmpty()) {
-            LOG.error("schedule {} has no occurrence after {}; it is left as it is", row.getName(), now);
-        }
-        return firing;
-    }
-
-    private static NewJob job(Schedule schedule, Instant occurrence) {
-        NewJob template = schedule.template();
-        return new NewJob(
-                template.queue(),
-                template.kind(),
-                template.payload(),
-                template.priority(),
-                Duration.ZERO,
-                template.maxAttempts(),
-                template.shard(),
-                Optional.of(uniqueKey(schedule.name(), occurrence)));
-    }
-
-    private static Condition due(Field<OffsetDateTime> now) {
-        return DSL.not(DSL.condition(SCHEDULES.PAUSED)).and(SCHEDULES.NEXT_RUN_AT.le(now));
+        return ticker.tick(Objects.requireNonNull(now, "now"));
     }
 
     private Instant now(DSLContext ctx) {
@@ -452,40 +337,5 @@ public final class Schedules {
             return clock.get().instant();
         }
         return ctx.select(DSL.currentOffsetDateTime()).fetchSingle().value1().toInstant();
-    }
-
-    private static OffsetDateTime at(Instant instant) {
-        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
-    }
-
-    // ------------------------------------------------------------------ rows
-
-    private static RegisteredSchedule registered(SchedulesRecord row) {
-        OffsetDateTime last = row.getLastOccurrence();
-        return new RegisteredSchedule(
-                schedule(row),
-                row.getNextRunAt().toInstant(),
-                Optional.ofNullable(last).map(OffsetDateTime::toInstant),
-                row.getPaused(),
-                row.getUpdatedAt().toInstant());
-    }
-
-    /** The schedule a row holds; {@link IllegalStateException} naming it when it is not one. */
-    private static Schedule schedule(SchedulesRecord row) {
-        try {
-            Trigger trigger = row.getCron() != null
-                    ? Trigger.cron(row.getCron(), row.getZone())
-                    : Trigger.every(Duration.ofMillis(row.getIntervalMs()));
-            NewJob template = NewJob.builder(row.getQueue(), row.getKind())
-                    .payload(row.getPayload().data())
-                    .priority(row.getPriority())
-                    .maxAttempts(row.getMaxAttempts())
-                    .shard(row.getShard())
-                    .build();
-            return new Schedule(row.getName(), trigger, template, MisfirePolicy.fromDb(row.getMisfire()));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException(
-                    "schedule " + row.getName() + " in the schedules table is not valid here: " + e.getMessage(), e);
-        }
     }
 }
