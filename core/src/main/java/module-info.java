@@ -10,6 +10,9 @@ module dev.locksmith.core {
     requires dev.locksmith.codegen;
     requires org.postgresql.jdbc;
     requires transitive org.slf4j;
+    // Cron expressions of recurring schedules; an automatic module (Automatic-Module-Name), and
+    // no cron-utils type appears in the API, so not transitive.
+    requires com.cronutils;
     // The API's nullness annotations: static, as nothing needs them at run time; transitive, as
     // they are part of the exported signatures (without it javac's exports lint objects).
     requires static transitive org.jspecify;
@@ -21,4 +24,5 @@ module dev.locksmith.core {
     exports dev.locksmith.jobs;
     exports dev.locksmith.observe;
     exports dev.locksmith.pool;
+    exports dev.locksmith.schedules;
 }

@@ -56,6 +56,8 @@ public final class PgErrors {
     private static final Map<String, String> MODULE_OF_TABLE = Map.of(
             "jobs",
             "QUEUE",
+            "schedules",
+            "QUEUE",
             "channel_accounts",
             "POOL",
             "accounts",

@@ -51,6 +51,11 @@ class PgErrorsTest {
                 .isInstanceOfSatisfying(
                         SchemaNotAppliedException.class,
                         e -> assertThat(e.module()).isEqualTo("QUEUE"));
+        assertThat(PgErrors.translate(
+                        new SQLException("ERROR: relation \"locksmith.schedules\" does not exist", "42P01")))
+                .isInstanceOfSatisfying(
+                        SchemaNotAppliedException.class,
+                        e -> assertThat(e.module()).isEqualTo("QUEUE"));
         assertThat(PgErrors.translate(new SQLException("ERROR: relation \"public.orders\" does not exist", "42P01")))
                 .isExactlyInstanceOf(DatabaseException.class);
     }

@@ -92,6 +92,7 @@ class SchemaPlacementTest {
         assertThat(tablesIn("billing_locks"))
                 .containsExactlyInAnyOrder(
                         "jobs",
+                        "schedules",
                         "accounts",
                         "account_transfers",
                         "channel_accounts",
@@ -148,7 +149,7 @@ class SchemaPlacementTest {
     void oneModuleAloneCreatesOnlyItsTablesAndTheOthersFailClearly() throws Exception {
         List<AppliedChangeSet> applied = LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(applied).extracting(AppliedChangeSet::id).allMatch(id -> id.startsWith("queue-"));
-        assertThat(tablesIn("locksmith")).containsExactly("jobs");
+        assertThat(tablesIn("locksmith")).containsExactlyInAnyOrder("jobs", "schedules");
 
         JobQueue queue = new JobQueue(dsl);
         CountDownLatch handled = new CountDownLatch(1);
@@ -260,6 +261,7 @@ class SchemaPlacementTest {
         assertThat(tablesIn("locksmith"))
                 .containsExactlyInAnyOrder(
                         "jobs",
+                        "schedules",
                         "accounts",
                         "account_transfers",
                         "channel_accounts",

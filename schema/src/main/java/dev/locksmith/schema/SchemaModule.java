@@ -5,7 +5,10 @@ package dev.locksmith.schema;
  * the classpath; {@link LocksmithSchema#CHANGELOG} includes them all.
  */
 public enum SchemaModule {
-    /** {@code jobs}: the job queue ({@code JobQueue}, {@code JobWorker}, {@code TransactionalWorker}). */
+    /**
+     * {@code jobs} and {@code schedules}: the job queue ({@code JobQueue}, {@code JobWorker},
+     * {@code TransactionalWorker}) and its recurring schedules ({@code Schedules}).
+     */
     QUEUE("db/locksmith/queue.xml", "jobs"),
     /** {@code channel_accounts}: the channel account pool ({@code ChannelAccountPool}). */
     POOL("db/locksmith/pool.xml", "channel_accounts"),

@@ -197,7 +197,7 @@ class ModuleBoundaryTest {
     }
 
     /**
-     * Where the classes of core, codegen, jOOQ, JSpecify and the libraries they require come
+     * Where the classes of core, codegen, jOOQ, JSpecify and the libraries they require (cron-utils among them) come
      * from, and those of {@code more}.
      */
     private static String modulePath(Stream<Class<?>> more) throws URISyntaxException {
@@ -209,6 +209,7 @@ class ModuleBoundaryTest {
                         DSLContext.class,
                         org.postgresql.Driver.class,
                         org.slf4j.Logger.class,
+                        com.cronutils.model.Cron.class,
                         io.r2dbc.spi.ConnectionFactory.class,
                         org.reactivestreams.Publisher.class,
                         org.jspecify.annotations.NullMarked.class));
