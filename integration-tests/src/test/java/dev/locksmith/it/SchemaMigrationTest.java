@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 21;
+    static final int CHANGE_SETS = 22;
 
     static final Set<String> TABLES =
             Set.of("channel_accounts", "jobs", "accounts", "lock_wait_event", "deadlock_event", "account_transfers");
@@ -68,6 +68,7 @@ class SchemaMigrationTest {
                         "queue-003-jobs-autovacuum",
                         "queue-004-jobs-lease-id",
                         "queue-005-jobs-traceparent",
+                        "queue-007-jobs-ordering-key",
                         "pool-000-schema",
                         "pool-001-move-channel_accounts-from-0.1",
                         "pool-002-channel-accounts",

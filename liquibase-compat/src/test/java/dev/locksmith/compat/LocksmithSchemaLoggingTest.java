@@ -67,7 +67,7 @@ class LocksmithSchemaLoggingTest {
                     .as("log records above DEBUG")
                     .containsExactly(SUMMARY.formatted(21), SUMMARY.formatted(0));
             assertThat(records).as("Liquibase's log, at DEBUG").anyMatch(r -> r.startsWith("DEBUG liquibase."));
-            assertThat(SchemaState.changeLog(database)).hasSize(21);
+            assertThat(SchemaState.changeLog(database)).hasSize(22);
         } finally {
             Files.deleteIfExists(log);
             databases.drop(database);
