@@ -65,7 +65,7 @@ class LocksmithSchemaLoggingTest {
             List<String> records = records(Files.readAllLines(log));
             assertThat(records.stream().filter(r -> !r.startsWith("DEBUG ") && !r.startsWith("TRACE ")))
                     .as("log records above DEBUG")
-                    .containsExactly(SUMMARY.formatted(21), SUMMARY.formatted(0));
+                    .containsExactly(SUMMARY.formatted(22), SUMMARY.formatted(0));
             assertThat(records).as("Liquibase's log, at DEBUG").anyMatch(r -> r.startsWith("DEBUG liquibase."));
             assertThat(SchemaState.changeLog(database)).hasSize(22);
         } finally {
