@@ -105,6 +105,7 @@ public final class BenchSession implements AutoCloseable {
         for (Workload w : List.of(
                 QueueWorkloads.queueTx(pool, dsl),
                 QueueWorkloads.queueLease(pool, dsl),
+                new KeyedQueueWorkload(pool, dsl),
                 new DrainWorkload(pool, dsl),
                 new PoolWorkload(pool, dsl),
                 new TransferWorkload(pool, dsl))) {

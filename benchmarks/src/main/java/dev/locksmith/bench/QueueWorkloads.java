@@ -21,16 +21,31 @@ final class QueueWorkloads {
     static final String QUEUE = "bench";
     /** The columns the library reads into a Job. */
     static final String RETURNING = "RETURNING id, queue, shard, kind, payload, priority, run_at, status, attempts, "
-            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, lease_id";
+            + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, lease_id, traceparent, "
+            + "ordering_key";
 
+    /** The library's claimable jobs: due, pending, and without an ordering key or the head of theirs. */
     static final String CLAIMABLE =
             "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
+                    + "AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs earlier "
+                    + "WHERE earlier.queue = jobs.queue AND earlier.ordering_key = jobs.ordering_key "
+                    + "AND earlier.status IN ('pending', 'running') AND earlier.id < jobs.id)) "
                     + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+    /** The claimable jobs as the library chose them before ordering keys: keys ignored. */
+    static final String PRE_KEYS_CLAIMABLE =
+            "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
+                    + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+
     static final String RAW_TX_CLAIM = "DELETE FROM jobs WHERE id IN (" + CLAIMABLE + ") " + RETURNING;
-    static final String RAW_LEASE_CLAIM = "UPDATE jobs SET status = 'running', locked_by = ?, "
-            + "locked_until = now() + ?::interval, lease_id = gen_random_uuid(), attempts = attempts + 1, "
-            + "updated_at = now() WHERE id IN ("
-            + CLAIMABLE + ") " + RETURNING;
+    static final String RAW_LEASE_CLAIM = leaseClaim(CLAIMABLE);
+
+    /** The lease claim of the jobs {@code claimable} selects. */
+    static String leaseClaim(String claimable) {
+        return "UPDATE jobs SET status = 'running', locked_by = ?, "
+                + "locked_until = now() + ?::interval, lease_id = gen_random_uuid(), attempts = attempts + 1, "
+                + "updated_at = now() WHERE id IN ("
+                + claimable + ") " + RETURNING;
+    }
 
     private QueueWorkloads() {}
 
@@ -220,7 +235,7 @@ final class QueueWorkloads {
         };
     }
 
-    private static Workload.Variant leaseLibrary(
+    static Workload.Variant leaseLibrary(
             DataSource ds, DSLContext dsl, JobQueue queue, long prefill, Claim claim, Duration lease) {
         return new Prefilled(ds, prefill) {
             @Override
@@ -242,7 +257,12 @@ final class QueueWorkloads {
 
     /** The raw lease claim, reading columns as the library maps them. */
     static List<Leased> rawLeaseClaim(Connection c, String worker, int batch) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(RAW_LEASE_CLAIM)) {
+        return rawLeaseClaim(c, RAW_LEASE_CLAIM, worker, batch);
+    }
+
+    /** {@link #rawLeaseClaim(Connection, String, int)} with another claim statement ({@link #leaseClaim}). */
+    static List<Leased> rawLeaseClaim(Connection c, String sql, String worker, int batch) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
             s.setString(1, worker);
             s.setString(2, "300 seconds");
             s.setString(3, QUEUE);
@@ -257,6 +277,7 @@ final class QueueWorkloads {
                     rs.getObject(7);
                     rs.getInt(9);
                     rs.getObject(12);
+                    rs.getString(18);
                 }
             }
             return claimed;

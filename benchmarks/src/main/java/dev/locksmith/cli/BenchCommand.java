@@ -31,7 +31,7 @@ import picocli.CommandLine.Spec;
         name = "bench",
         mixinStandardHelpOptions = true,
         description =
-                "Run the benchmark workloads (queue-tx, queue-lease, drain, pool, transfer; sustained on request) "
+                "Run the benchmark workloads (queue-tx, queue-lease, queue-keyed, drain, pool, transfer; sustained on request) "
                         + "against raw JDBC, the library in both execution modes (through jOOQ, the default, and RAW_JDBC) "
                         + "where the mode applies.")
 final class BenchCommand implements Callable<Integer> {

@@ -34,7 +34,8 @@ class WorkloadsSmokeTest {
             }
         }
         Set<String> workloads = results.stream().map(Result::workload).collect(Collectors.toSet());
-        assertThat(workloads).containsExactlyInAnyOrder("queue-tx", "queue-lease", "drain", "pool", "transfer");
+        assertThat(workloads)
+                .containsExactlyInAnyOrder("queue-tx", "queue-lease", "queue-keyed", "drain", "pool", "transfer");
         assertThat(results).allSatisfy(r -> {
             assertThat(r.violations())
                     .as("%s %s %s", r.workload(), r.config(), r.variant())

@@ -5,7 +5,10 @@ import java.util.Set;
 
 /**
  * What to claim: up to {@code limit} due jobs of {@code queue}, optionally only from some
- * shards, in order of priority, then {@code run_at}, then id.
+ * shards, in order of priority, then {@code run_at}, then id. A job with an ordering key is taken
+ * only while it is the head of its key (no pending or running job of its key has a lower id,
+ * whatever shard that one is on), so a claim holds at most one job per key ({@link JobQueue},
+ * "Per-key ordering").
  *
  * @param queue the queue
  * @param limit at most this many jobs, 1 to 10,000

@@ -3,7 +3,6 @@ package dev.locksmith.jobs;
 import static dev.locksmith.codegen.Tables.JOBS;
 
 import dev.locksmith.codegen.tables.records.JobsRecord;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -11,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.jooq.DSLContext;
-import org.jooq.InsertValuesStep9;
 import org.jooq.JSONB;
 import org.jooq.Row2;
 import org.jooq.impl.DSL;
@@ -20,7 +18,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The multi-row insert behind {@link JobQueue#enqueueAll}, with race-free unique keys:
  * {@code INSERT ... ON CONFLICT (queue, unique_key) WHERE <live> DO NOTHING RETURNING}, then a
- * look-up of the live jobs that won the conflicts.
+ * look-up of the live jobs that won the conflicts. Jobs with ordering keys first take their keys'
+ * locks ({@link OrderingLocks}), so the caller must be in a transaction then.
  */
 final class Enqueuer {
 
@@ -31,6 +30,7 @@ final class Enqueuer {
      * duplicate), and sets {@code inserted[i]} for each job that was inserted rather than found.
      */
     static List<Long> insert(DSLContext tx, List<NewJob> jobs, @Nullable String traceparent, boolean[] inserted) {
+        OrderingLocks.lock(tx, jobs);
         Long[] ids = new Long[jobs.size()];
         List<Integer> remaining = new ArrayList<>();
         for (int i = 0; i < jobs.size(); i++) {
@@ -55,18 +55,18 @@ final class Enqueuer {
             Long[] ids,
             @Nullable String traceparent,
             boolean[] fresh) {
-        InsertValuesStep9<JobsRecord, String, Integer, String, JSONB, Short, OffsetDateTime, Integer, String, String>
-                insert = tx.insertInto(
-                        JOBS,
-                        JOBS.QUEUE,
-                        JOBS.SHARD,
-                        JOBS.KIND,
-                        JOBS.PAYLOAD,
-                        JOBS.PRIORITY,
-                        JOBS.RUN_AT,
-                        JOBS.MAX_ATTEMPTS,
-                        JOBS.UNIQUE_KEY,
-                        JOBS.TRACEPARENT);
+        var insert = tx.insertInto(
+                JOBS,
+                JOBS.QUEUE,
+                JOBS.SHARD,
+                JOBS.KIND,
+                JOBS.PAYLOAD,
+                JOBS.PRIORITY,
+                JOBS.RUN_AT,
+                JOBS.MAX_ATTEMPTS,
+                JOBS.UNIQUE_KEY,
+                JOBS.TRACEPARENT,
+                JOBS.ORDERING_KEY);
         for (int i : indexes) {
             NewJob job = jobs.get(i);
             insert = insert.values(
@@ -78,7 +78,8 @@ final class Enqueuer {
                     JobQueue.after(job.delay()),
                     DSL.val(job.maxAttempts()),
                     DSL.val(job.uniqueKey().orElse(null)),
-                    DSL.val(traceparent, JOBS.TRACEPARENT));
+                    DSL.val(traceparent, JOBS.TRACEPARENT),
+                    DSL.val(job.orderingKey().orElse(null), JOBS.ORDERING_KEY));
         }
         // Ids come from the sequence in VALUES order, so sorting the returned rows by id lines
         // them up with the inputs; conflicting rows are the gaps.

@@ -38,6 +38,8 @@ import org.jspecify.annotations.Nullable;
  * @param leaseId the lease token of a leased claim; null when the job is not running under a lease
  * @param traceparent the W3C trace context current when the job was enqueued (stored when a
  *     {@link dev.locksmith.observe.LocksmithObserver} supplied one); null otherwise
+ * @param orderingKey the key whose jobs run one at a time, in enqueue order
+ *     ({@link NewJob.Builder#orderingKey(String)}); null for a job without one
  */
 public record Job(
         long id,
@@ -56,7 +58,8 @@ public record Job(
         @Nullable String lastError,
         OffsetDateTime createdAt,
         @Nullable UUID leaseId,
-        @Nullable String traceparent) {
+        @Nullable String traceparent,
+        @Nullable String orderingKey) {
 
     /**
      * Checks what the table's constraints guarantee of every job read from it.
@@ -78,6 +81,7 @@ public record Job(
      * @param createdAt when it was enqueued
      * @param leaseId the lease token, or null; a made-up one is refused by every lease operation
      * @param traceparent the enqueuing trace context, or null
+     * @param orderingKey the ordering key, or null
      * @throws IllegalArgumentException for attempts, max attempts or priority out of range
      * @throws NullPointerException when queue, kind or status is null
      */
@@ -95,6 +99,68 @@ public record Job(
             throw new IllegalArgumentException("priority must be between " + NewJob.MIN_PRIORITY + " and "
                     + NewJob.MAX_PRIORITY + ", was " + priority);
         }
+    }
+
+    /**
+     * A job without an ordering key, as jobs were before {@code ordering_key} was added.
+     *
+     * @param id job id
+     * @param queue queue name; not null
+     * @param shard shard number
+     * @param kind what kind of work; not null
+     * @param payload the JSON payload as text
+     * @param priority {@link NewJob#MIN_PRIORITY} to {@link NewJob#MAX_PRIORITY}
+     * @param runAt earliest time it may be claimed
+     * @param status its status; not null
+     * @param attempts zero or more
+     * @param maxAttempts at least 1
+     * @param lockedBy the lease holder, or null
+     * @param lockedUntil the lease's expiry, or null
+     * @param uniqueKey the de-duplication key, or null
+     * @param lastError the last failure message, or null
+     * @param createdAt when it was enqueued
+     * @param leaseId the lease token, or null
+     * @param traceparent the enqueuing trace context, or null
+     * @throws IllegalArgumentException for attempts, max attempts or priority out of range
+     * @throws NullPointerException when queue, kind or status is null
+     */
+    public Job(
+            long id,
+            String queue,
+            int shard,
+            String kind,
+            String payload,
+            int priority,
+            OffsetDateTime runAt,
+            JobStatus status,
+            int attempts,
+            int maxAttempts,
+            @Nullable String lockedBy,
+            @Nullable OffsetDateTime lockedUntil,
+            @Nullable String uniqueKey,
+            @Nullable String lastError,
+            OffsetDateTime createdAt,
+            @Nullable UUID leaseId,
+            @Nullable String traceparent) {
+        this(
+                id,
+                queue,
+                shard,
+                kind,
+                payload,
+                priority,
+                runAt,
+                status,
+                attempts,
+                maxAttempts,
+                lockedBy,
+                lockedUntil,
+                uniqueKey,
+                lastError,
+                createdAt,
+                leaseId,
+                traceparent,
+                null);
     }
 
     /**
@@ -153,6 +219,7 @@ public record Job(
                 lastError,
                 createdAt,
                 leaseId,
+                null,
                 null);
     }
 
@@ -184,6 +251,7 @@ public record Job(
                 r.getLastError(),
                 r.getCreatedAt(),
                 r.getLeaseId(),
-                r.getTraceparent());
+                r.getTraceparent(),
+                r.getOrderingKey());
     }
 }

@@ -61,6 +61,34 @@ import org.jspecify.annotations.Nullable;
  * A worker whose lease expired and was rescued gets {@code false} / {@link FailResult.Outcome#LEASE_LOST},
  * never a silent success.
  *
+ * <p><b>Per-key ordering.</b> Jobs of a queue with the same
+ * {@linkplain NewJob.Builder#orderingKey(String) ordering key} run one at a time, in enqueue
+ * order, in both modes and across every worker; jobs of other keys, and jobs without a key, run in
+ * parallel. Every claim takes a keyed job only when it is the <em>head</em> of its key: no pending
+ * or running job of the same queue and key has a lower id (one probe of a partial index). So a
+ * claim takes at most one job per key, and never blocks: it is the same {@code SKIP LOCKED}
+ * statement with one more condition. Why two claims never hold jobs of one key at once:
+ * <ul>
+ *   <li>A job being worked on is live in every snapshot: {@code running} under a lease, or still
+ *       {@code pending} to everyone else while a transactional claim that deleted it has not
+ *       committed. Either way the jobs after it are not heads. A claim that finds the head itself
+ *       locked skips it ({@code SKIP LOCKED}); one whose snapshot predates the head's claim and
+ *       tries to lock it finds the row changed and re-checks it ({@code status} is no longer
+ *       {@code pending}, or the row is gone) and leaves it.</li>
+ *   <li>A snapshot could still miss a lower id whose enqueue has not committed yet, and take a
+ *       later job as the head. That cannot happen, because enqueues of a key are serialized by a
+ *       transaction-scoped advisory lock on the key taken before the insert (see
+ *       {@link #enqueueAll}): ids within a key follow commit order.</li>
+ * </ul>
+ * A failed job that is rescheduled stays the head until it succeeds (its key waits for it, through
+ * the whole backoff); one that fails for good, or is cancelled, lets the next job of its key go.
+ * Priority and delay do not reorder jobs within a key. The exclusion is as strong as the lease: a
+ * job whose lease lapses and is rescued can be claimed again while its first run still goes (as
+ * without keys), and cancelling a running job lets the next one start while its handler finishes.
+ * Cost: one index probe per keyed candidate the claim looks at; a claim also reads past the
+ * pending jobs of keys that are busy (they are not heads), so a single key with a deep backlog
+ * slows every claim of its queue somewhat: give such a key a queue of its own.
+ *
  * <p>All times come from the database clock ({@code now()}), so several JVMs agree. Bad input
  * fails with {@link IllegalArgumentException} or {@link NullPointerException} before anything is
  * written. Thread-safe; share one instance.
@@ -148,6 +176,17 @@ public final class JobQueue {
      * the same unique-key and NOTIFY behaviour as {@link #enqueue(DSLContext, NewJob)} (one NOTIFY
      * per queue).
      *
+     * <p>Jobs with an {@linkplain NewJob#orderingKey() ordering key} first lock their keys until the
+     * caller's transaction ends (transaction-scoped advisory locks, one statement; with more than
+     * 32 distinct keys of a queue in one call, one lock on the queue's keyed enqueues instead):
+     * another producer of the same key waits until this transaction commits or rolls back, so
+     * that within a key, ids (the order in which jobs run) follow commit order. Keep transactions
+     * that enqueue keyed jobs short. One call takes its locks in a fixed order and cannot deadlock
+     * with another call; a transaction that enqueues keys over several calls can, with a
+     * transaction that takes them in another order ({@link dev.locksmith.DeadlockException}, which
+     * {@link dev.locksmith.RetryPolicy} retries). In auto-commit mode the call runs in a
+     * transaction of its own.
+     *
      * @param tx the caller's transaction (or an auto-commit context)
      * @param jobs the jobs, no nulls; empty sends nothing
      * @return one id per job, in the order given (existing ids for live duplicates of a unique key)
@@ -161,22 +200,29 @@ public final class JobQueue {
             return List.of();
         }
         String traceparent = observing.traceparent();
-        return Errors.translating(() -> {
-            boolean[] inserted = new boolean[jobs.size()];
-            List<Long> ids = Enqueuer.insert(ctx, jobs, traceparent, inserted);
-            if (observing.enabled()) {
-                reportEnqueued(jobs, inserted);
+        if (OrderingLocks.needed(jobs)
+                && Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit))) {
+            // The keys' locks must last until the rows commit: one transaction of our own.
+            return Errors.translating(() -> ctx.transactionResult(c -> insert(c.dsl(), jobs, traceparent)));
+        }
+        return Errors.translating(() -> insert(ctx, jobs, traceparent));
+    }
+
+    private List<Long> insert(DSLContext ctx, List<NewJob> jobs, @Nullable String traceparent) {
+        boolean[] inserted = new boolean[jobs.size()];
+        List<Long> ids = Enqueuer.insert(ctx, jobs, traceparent, inserted);
+        if (observing.enabled()) {
+            reportEnqueued(jobs, inserted);
+        }
+        if (config.notifyOnEnqueue()) {
+            Set<String> queues = new LinkedHashSet<>();
+            jobs.forEach(j -> queues.add(j.queue()));
+            for (String queue : queues) {
+                ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue)))
+                        .fetch();
             }
-            if (config.notifyOnEnqueue()) {
-                Set<String> queues = new LinkedHashSet<>();
-                jobs.forEach(j -> queues.add(j.queue()));
-                for (String queue : queues) {
-                    ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue)))
-                            .fetch();
-                }
-            }
-            return ids;
-        });
+        }
+        return ids;
     }
 
     // ------------------------------------------------------------------ transactional claim
@@ -481,6 +527,7 @@ public final class JobQueue {
                             .set(JOBS.MAX_ATTEMPTS, job.maxAttempts())
                             .set(JOBS.UNIQUE_KEY, job.uniqueKey())
                             .set(JOBS.TRACEPARENT, job.traceparent())
+                            .set(JOBS.ORDERING_KEY, job.orderingKey())
                             .set(JOBS.LAST_ERROR, truncate(error))
                             .set(JOBS.CREATED_AT, job.createdAt())
                             .set(

@@ -53,7 +53,8 @@ final class JobStatements {
             JOBS.LAST_ERROR,
             JOBS.CREATED_AT,
             JOBS.LEASE_ID,
-            JOBS.TRACEPARENT);
+            JOBS.TRACEPARENT,
+            JOBS.ORDERING_KEY);
 
     final RenderedQuery claimInTransaction;
     final RenderedQuery claimInTransactionOnShards;
@@ -111,8 +112,9 @@ final class JobStatements {
     }
 
     /**
-     * Ids of due pending jobs of the queue, in claim order, locked with SKIP LOCKED. The status
-     * is a literal, so that even a generic plan can use jobs_claimable_idx. Due is judged by the
+     * Ids of due pending jobs of the queue, in claim order, locked with SKIP LOCKED, each either
+     * without an ordering key or the head of its key ({@link #headOfItsKey()}). The status is a
+     * literal, so that even a generic plan can use jobs_claimable_idx. Due is judged by the
      * statement's clock, as {@code run_at} is written, so a claim late in a long transaction sees
      * the jobs due by then.
      */
@@ -127,10 +129,36 @@ final class JobStatements {
         return DSL.select(JOBS.ID)
                 .from(JOBS)
                 .where(due)
+                .and(JOBS.ORDERING_KEY.isNull().or(headOfItsKey()))
                 .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
                 .limit(DSL.param(LIMIT, SQLDataType.INTEGER))
                 .forUpdate()
                 .skipLocked();
+    }
+
+    /**
+     * The candidate row is the head of its ordering key: no live (pending or running) job of the
+     * same queue and key has a lower id. One probe of jobs_ordering_key_live_idx (the statuses
+     * are literals, so that a generic plan can prove the index's predicate), evaluated only for
+     * rows that have a key: {@code ordering_key IS NULL} comes first in the {@code OR}, so jobs
+     * without a key cost the claim one null test.
+     *
+     * <p>Why this alone keeps a key's jobs one at a time (JobQueue's class description has the
+     * whole argument): while a job is running, or held by a transactional claim that has not
+     * committed, it is live in every snapshot, so every later job of its key fails this test; and
+     * the claimer that finds the head itself locked skips it with the rest. What the test cannot
+     * see is a job of the key with a lower id whose enqueue has not committed yet; the enqueue's
+     * per-key lock ({@link OrderingLocks}) rules that out, by making ids within a key follow commit
+     * order.
+     */
+    private static Condition headOfItsKey() {
+        dev.locksmith.codegen.tables.JobsTable earlier = JOBS.as("earlier");
+        return DSL.notExists(DSL.selectOne()
+                .from(earlier)
+                .where(earlier.QUEUE.eq(JOBS.QUEUE))
+                .and(earlier.ORDERING_KEY.eq(JOBS.ORDERING_KEY))
+                .and(earlier.STATUS.in(JobQueue.LIVE))
+                .and(earlier.ID.lt(JOBS.ID)));
     }
 
     /**
@@ -164,6 +192,7 @@ final class JobStatements {
                 row.getString(JOBS.LAST_ERROR.getName()),
                 row.getObject(JOBS.CREATED_AT.getName(), OffsetDateTime.class),
                 row.getObject(JOBS.LEASE_ID.getName(), UUID.class),
-                row.getString(JOBS.TRACEPARENT.getName()));
+                row.getString(JOBS.TRACEPARENT.getName()),
+                row.getString(JOBS.ORDERING_KEY.getName()));
     }
 }

@@ -44,6 +44,11 @@ import org.slf4j.event.Level;
  *   <li>Each job runs in a transaction that also completes it ({@link JobHandler}); a handler
  *       exception fails the job with backoff. Leases of running jobs are extended every third of
  *       the lease; expired leases of crashed workers are rescued every {@code rescueInterval}.</li>
+ *   <li>Jobs with an {@linkplain NewJob.Builder#orderingKey(String) ordering key} run one at a
+ *       time per key, in enqueue order, across all workers ({@link JobQueue}, "Per-key
+ *       ordering"): a claim takes only the head of each key, and the next job of a key becomes
+ *       claimable when its predecessor's completing transaction commits, after which the worker
+ *       that ran it claims again at once.</li>
  *   <li>{@link #close()} stops claiming, lets running handlers finish within the grace period,
  *       then interrupts the rest and gives their jobs back ({@code pending}, attempt not
  *       counted): no job is left {@code running}.</li>

@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
  *         .priority(10)
  *         .delay(Duration.ofMinutes(5))
  *         .uniqueKey("welcome-42")
+ *         .orderingKey("user-42")
  *         .build();
  * }</pre>
  *
@@ -32,6 +33,9 @@ import org.jspecify.annotations.Nullable;
  * @param shard shard number, zero or more; default 0
  * @param uniqueKey while a job with this key is pending or running in the same queue, enqueueing
  *     another is a no-op that returns the existing job's id
+ * @param orderingKey jobs of the queue with the same ordering key run one at a time, in the order
+ *     they were enqueued (see {@link Builder#orderingKey(String)} and {@link JobQueue}); empty
+ *     (the default) for a job that runs in parallel with any other
  */
 public record NewJob(
         String queue,
@@ -41,7 +45,8 @@ public record NewJob(
         Duration delay,
         int maxAttempts,
         int shard,
-        Optional<String> uniqueKey) {
+        Optional<String> uniqueKey,
+        Optional<String> orderingKey) {
 
     /** Highest priority (claimed first). */
     public static final int MIN_PRIORITY = 0;
@@ -71,6 +76,7 @@ public record NewJob(
      * @param maxAttempts at least 1
      * @param shard zero or more
      * @param uniqueKey empty, or 1 to 256 characters, not blank
+     * @param orderingKey empty, or 1 to 256 characters, not blank
      * @throws IllegalArgumentException naming the invalid field (for the payload, also the
      *     problem and its offset)
      * @throws NullPointerException when a field is null
@@ -96,12 +102,41 @@ public record NewJob(
         }
         Objects.requireNonNull(uniqueKey, "uniqueKey");
         uniqueKey.ifPresent(key -> requireName("uniqueKey", key, 256));
+        Objects.requireNonNull(orderingKey, "orderingKey");
+        orderingKey.ifPresent(key -> requireName("orderingKey", key, 256));
+    }
+
+    /**
+     * A job without an ordering key, as jobs were before ordering keys were added.
+     *
+     * @param queue queue name, 1 to 128 characters, not blank
+     * @param kind kind of work, 1 to 128 characters, not blank
+     * @param payload JSON text PostgreSQL accepts as {@code jsonb}, at most
+     *     {@link #MAX_PAYLOAD_BYTES} bytes of UTF-8
+     * @param priority {@link #MIN_PRIORITY} to {@link #MAX_PRIORITY}
+     * @param delay zero to {@link #MAX_DELAY}
+     * @param maxAttempts at least 1
+     * @param shard zero or more
+     * @param uniqueKey empty, or 1 to 256 characters, not blank
+     * @throws IllegalArgumentException naming the invalid field
+     * @throws NullPointerException when a field is null
+     */
+    public NewJob(
+            String queue,
+            String kind,
+            String payload,
+            int priority,
+            Duration delay,
+            int maxAttempts,
+            int shard,
+            Optional<String> uniqueKey) {
+        this(queue, kind, payload, priority, delay, maxAttempts, shard, uniqueKey, Optional.empty());
     }
 
     /**
      * A job of {@code kind} on {@code queue} with every other field at its default: payload
      * {@code {}}, priority {@value #DEFAULT_PRIORITY}, no delay, {@value #DEFAULT_MAX_ATTEMPTS}
-     * attempts, shard 0, no unique key.
+     * attempts, shard 0, no unique key, no ordering key.
      *
      * @param queue queue name, 1 to 128 characters, not blank
      * @param kind kind of work, 1 to 128 characters, not blank
@@ -144,6 +179,7 @@ public record NewJob(
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private int shard;
         private @Nullable String uniqueKey;
+        private @Nullable String orderingKey;
 
         private Builder(String queue, String kind) {
             this.queue = queue;
@@ -223,6 +259,25 @@ public record NewJob(
         }
 
         /**
+         * Serial execution by key; default none. Jobs of this queue with the same ordering key
+         * (a customer, an account, a document) run one at a time, in the order they were
+         * enqueued, across every worker and both claim modes, while jobs of other keys (and jobs
+         * without one) run in parallel. A job is claimed only when no pending or running job of
+         * its key was enqueued before it: a job that failed and waits for its retry keeps the
+         * jobs after it waiting; one that failed for good or was cancelled lets them go. Within
+         * a key, priority and delay do not reorder jobs: a later job with a higher priority
+         * still waits, and a delayed job holds back the jobs after it until it is due. Producers
+         * of one key are serialized (see {@link JobQueue#enqueueAll}).
+         *
+         * @param orderingKey 1 to 256 characters, not blank (checked by {@link #build()})
+         * @return this builder
+         */
+        public Builder orderingKey(String orderingKey) {
+            this.orderingKey = orderingKey;
+            return this;
+        }
+
+        /**
          * The job.
          *
          * @return the validated job
@@ -230,7 +285,15 @@ public record NewJob(
          */
         public NewJob build() {
             return new NewJob(
-                    queue, kind, payload, priority, delay, maxAttempts, shard, Optional.ofNullable(uniqueKey));
+                    queue,
+                    kind,
+                    payload,
+                    priority,
+                    delay,
+                    maxAttempts,
+                    shard,
+                    Optional.ofNullable(uniqueKey),
+                    Optional.ofNullable(orderingKey));
         }
     }
 }

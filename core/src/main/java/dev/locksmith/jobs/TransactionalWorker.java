@@ -44,6 +44,12 @@ import org.slf4j.event.Level;
  * isolates every batch (two extra round trips per job: {@code SAVEPOINT} and
  * {@code RELEASE SAVEPOINT}).
  *
+ * <p>Jobs with an {@linkplain NewJob.Builder#orderingKey(String) ordering key} are claimed only
+ * as the head of their key ({@link JobQueue}, "Per-key ordering"), so a batch holds at most one
+ * job per key, and the next job of a key becomes claimable when the batch that holds its
+ * predecessor commits; a thread whose batch held keyed jobs therefore claims again at once
+ * instead of waiting for a notification.
+ *
  * <p>Each thread holds one connection while it works; with {@code listen} on, one more is held
  * for {@code LISTEN}: the data source must allow {@code threads + 1} connections.
  *
@@ -206,9 +212,12 @@ public final class TransactionalWorker implements AutoCloseable {
                             e);
                     isolate = true;
                     batch.claimed = 0;
+                    batch.keyed = false;
                 }
                 processed.addAndGet(batch.claimed);
-                if (batch.claimed < claim.limit()) {
+                // A committed keyed job makes the next job of its key claimable, and no NOTIFY
+                // says so: claim again at once rather than after the poll interval.
+                if (batch.claimed < claim.limit() && !batch.keyed) {
                     awaitWake();
                 }
             }
@@ -220,6 +229,9 @@ public final class TransactionalWorker implements AutoCloseable {
     /** One transaction's worth of jobs. */
     private final class Batch {
         int claimed;
+        /** Whether a claimed job had an ordering key. */
+        boolean keyed;
+
         int failures;
         /** Jobs whose handler succeeded: completed when the transaction commits. */
         final List<Job> handled = new ArrayList<>();
@@ -227,6 +239,7 @@ public final class TransactionalWorker implements AutoCloseable {
         void run(DSLContext tx, boolean isolating) throws Exception {
             List<Job> jobs = queue.claimInTransaction(tx, claim);
             claimed = jobs.size();
+            keyed = jobs.stream().anyMatch(job -> job.orderingKey() != null);
             if (jobs.isEmpty()) {
                 return;
             }

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 22;
+    static final int CHANGE_SETS = 23;
 
     static final Set<String> TABLES = Set.of(
             "channel_accounts",
@@ -75,6 +75,7 @@ class SchemaMigrationTest {
                         "queue-004-jobs-lease-id",
                         "queue-005-jobs-traceparent",
                         "queue-006-schedules",
+                        "queue-007-jobs-ordering-key",
                         "pool-000-schema",
                         "pool-001-move-channel_accounts-from-0.1",
                         "pool-002-channel-accounts",

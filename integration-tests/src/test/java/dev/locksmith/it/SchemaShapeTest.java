@@ -82,6 +82,10 @@ class SchemaShapeTest extends DatabaseTest {
                 .startsWith("CREATE UNIQUE INDEX")
                 .contains("WHERE");
         assertThat(jobs.get("jobs_lease_expiry_idx")).contains("WHERE ((status)::text = 'running'::text)");
+        assertThat(jobs.get("jobs_ordering_key_live_idx"))
+                .contains("(queue, ordering_key, id)")
+                .contains("ordering_key IS NOT NULL")
+                .contains("'pending'", "'running'");
         Map<String, String> pool = indexes("channel_accounts");
         assertThat(pool.get("channel_accounts_idle_idx")).contains("(slot)").contains("WHERE (locked_until IS NULL)");
         assertThat(pool.get("channel_accounts_slot_idx")).startsWith("CREATE UNIQUE INDEX");
