@@ -18,7 +18,9 @@ public interface BatchJobHandler {
      *
      * @param jobs the claimed jobs: one to the worker's batch size, in claim order
      * @param tx the open transaction that claimed them
-     * @throws Exception any failure: the transaction rolls back, every job of the batch is
+     * @throws Exception any failure, or a {@link JobControl} for the job at hand when the handler
+     *     was given one job (see {@link TransactionalWorker} for a control thrown for a batch): the
+     *     transaction rolls back, every job of the batch is
      *     claimable again at once with its attempts unchanged, and the worker hands its next jobs
      *     to the handler one at a time, so that the failing job is found, counted and retried with
      *     backoff (see {@link TransactionalWorker})

@@ -14,8 +14,10 @@ public interface JobHandler {
 
     /**
      * Does the work. Throwing marks the attempt failed: the job is retried with backoff, or
-     * fails for good after {@code max_attempts}; the exception's class and message go to
-     * {@code last_error}.
+     * fails for good after {@code max_attempts}; the exception's stack trace goes to
+     * {@code last_error}. Throwing a {@link JobControl} instead snoozes the job, retries it after a
+     * delay of the handler's choosing, fails it permanently or cancels it; the handler's writes are
+     * rolled back either way.
      *
      * <p>Runs on one of the worker's handler threads, while the worker keeps the lease alive
      * with heartbeats. Row locks the handler takes through {@code tx} are held until the

@@ -53,22 +53,54 @@ final class JobLogging {
 
     /**
      * Logs a handler failure once, with its stack trace: at ERROR when the job failed for good,
-     * at {@code level} when it will be retried, at WARN when the lease was lost meanwhile.
+     * at {@code level} when it will be retried, at WARN when the lease was lost meanwhile. A
+     * {@link JobControl} is a decision rather than an error: a snooze is logged at DEBUG and a
+     * cancellation at INFO, without a stack trace; a permanent failure at ERROR with the cause the
+     * handler gave, if any.
      */
     static void handlerFailed(Logger log, Level level, Job job, int attempt, Throwable error, FailResult result) {
+        JobControl control = JobControl.find(error);
+        Throwable cause = control == null ? error : control.getCause();
         switch (result.outcome()) {
-            case FAILED ->
+            case FAILED -> {
+                if (control != null && control.action() == JobControl.Action.FAIL) {
+                    log.atError()
+                            .setCause(cause)
+                            .log(
+                                    "job {} ({}) of queue {} failed permanently by its handler at attempt {}: {}",
+                                    job.id(),
+                                    job.kind(),
+                                    job.queue(),
+                                    attempt,
+                                    firstLine(control.reason()));
+                    return;
+                }
                 log.atError()
-                        .setCause(error)
+                        .setCause(cause)
                         .log(
                                 "job {} ({}) of queue {} failed for good after {} attempts",
                                 job.id(),
                                 job.kind(),
                                 job.queue(),
                                 attempt);
+            }
+            case SNOOZED ->
+                log.atDebug().log(
+                        "job {} ({}) of queue {} snoozed by its handler until {}",
+                        job.id(),
+                        job.kind(),
+                        job.queue(),
+                        result.retryAt().orElse(null));
+            case CANCELLED ->
+                log.atInfo().log(
+                        "job {} ({}) of queue {} cancelled by its handler: {}",
+                        job.id(),
+                        job.kind(),
+                        job.queue(),
+                        control == null ? "" : firstLine(control.reason()));
             case RETRY_SCHEDULED ->
                 log.atLevel(level)
-                        .setCause(error)
+                        .setCause(cause)
                         .log(
                                 "job {} ({}) of queue {} failed, attempt {} of {}; retrying at {}",
                                 job.id(),
@@ -88,6 +120,11 @@ final class JobLogging {
                                 job.queue(),
                                 attempt);
         }
+    }
+
+    private static String firstLine(String text) {
+        int end = text.indexOf('\n');
+        return end < 0 ? text : text.substring(0, end);
     }
 
     /**

@@ -444,37 +444,80 @@ public final class JobQueue {
      * @throws IllegalArgumentException for a job that was not leased (no lease id)
      */
     public FailResult fail(DSLContext tx, Job job, @Nullable String error) {
+        Duration delay = config.retryBackoff()
+                .delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
+        return settleLeased(tx, job, JobControl.Action.RETRY, delay, truncate(error));
+    }
+
+    /**
+     * Does with a leased job what its handler asked for with a {@link JobControl}, in the caller's
+     * transaction: snoozes it (the attempt the claim counted is given back), retries it after the
+     * control's delay (failed for good when it was the last attempt), fails it permanently, or
+     * cancels it. {@code last_error} keeps the control's reason (a snooze leaves it alone). The row
+     * stays locked until the caller's transaction ends. {@link JobWorker} calls this for a handler
+     * that throws a control; callers that claim with {@link #claim} call it themselves.
+     *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param job the job as the leased claim returned it
+     * @param control what to do
+     * @return {@link FailResult.Outcome#SNOOZED} or {@code RETRY_SCHEDULED} with the time the job is
+     *     due again, {@code FAILED}, {@code CANCELLED}, or {@code LEASE_LOST} with nothing changed
+     * @throws IllegalArgumentException for a job that was not leased (no lease id)
+     */
+    public FailResult settle(DSLContext tx, Job job, JobControl control) {
+        Objects.requireNonNull(control, "control");
+        return settleLeased(tx, job, control.action(), control.delay(), truncate(control.reason()));
+    }
+
+    private FailResult settleLeased(DSLContext tx, Job job, JobControl.Action action, Duration delay, String message) {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(ctx, "ctx");
         Condition owned = owned(job);
-        String message = truncate(error);
-        boolean lastAttempt = job.attempts() >= job.maxAttempts();
-        Duration delay = config.retryBackoff()
-                .delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
+        JobControl.Action effective = action == JobControl.Action.RETRY && job.attempts() >= job.maxAttempts()
+                ? JobControl.Action.FAIL
+                : action;
         return failed(
                 job,
                 () -> Errors.translating(() -> {
                     var update = ctx.update(JOBS)
-                            .set(JOBS.LAST_ERROR, message)
                             .set(JOBS.UPDATED_AT, statementTime())
                             .setNull(JOBS.LOCKED_BY)
                             .setNull(JOBS.LOCKED_UNTIL)
                             .setNull(JOBS.LEASE_ID);
-                    Optional<JobsRecord> row = (lastAttempt
-                                    ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                                    : update.set(JOBS.STATUS, PENDING).set(JOBS.RUN_AT, after(delay)))
-                            .where(owned)
-                            .returning()
-                            .fetchOptional();
-                    if (row.isEmpty()) {
-                        return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
-                    }
-                    return lastAttempt
-                            ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
-                            : new FailResult(
-                                    FailResult.Outcome.RETRY_SCHEDULED,
-                                    Optional.of(row.get().getRunAt()));
+                    var set = switch (effective) {
+                        case SNOOZE ->
+                            update.set(JOBS.STATUS, PENDING)
+                                    .set(JOBS.RUN_AT, after(delay))
+                                    .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1));
+                        case RETRY ->
+                            update.set(JOBS.STATUS, PENDING)
+                                    .set(JOBS.RUN_AT, after(delay))
+                                    .set(JOBS.LAST_ERROR, message);
+                        case FAIL ->
+                            update.set(JOBS.STATUS, FAILED)
+                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                    .set(JOBS.LAST_ERROR, message);
+                        case CANCEL ->
+                            update.set(JOBS.STATUS, CANCELLED)
+                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                    .set(JOBS.LAST_ERROR, message);
+                    };
+                    Optional<JobsRecord> row =
+                            set.where(owned).returning(JOBS.RUN_AT).fetchOptional();
+                    return row.isEmpty()
+                            ? new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty())
+                            : result(effective, row.get().getRunAt());
                 }));
+    }
+
+    /** The result of settling a job with {@code action}; {@code runAt} is the row's as written. */
+    private static FailResult result(JobControl.Action action, OffsetDateTime runAt) {
+        return switch (action) {
+            case SNOOZE -> new FailResult(FailResult.Outcome.SNOOZED, Optional.of(runAt));
+            case RETRY -> new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(runAt));
+            case FAIL -> new FailResult(FailResult.Outcome.FAILED, Optional.empty());
+            case CANCEL -> new FailResult(FailResult.Outcome.CANCELLED, Optional.empty());
+        };
     }
 
     /** Runs the recording of a failed attempt as an observed {@link Operation.FailJob}. */
@@ -486,12 +529,16 @@ public final class JobQueue {
             case RETRY_SCHEDULED -> Outcome.RETRY_SCHEDULED;
             case FAILED -> Outcome.FAILED;
             case LEASE_LOST -> Outcome.LEASE_LOST;
+            case SNOOZED -> Outcome.SNOOZED;
+            case CANCELLED -> Outcome.CANCELLED;
         });
         observing.jobEvent(
                 switch (result.outcome()) {
                     case RETRY_SCHEDULED -> JobEvent.RETRY_SCHEDULED;
                     case FAILED -> JobEvent.FAILED;
                     case LEASE_LOST -> JobEvent.LEASE_LOST;
+                    case SNOOZED -> JobEvent.SNOOZED;
+                    case CANCELLED -> JobEvent.CANCELLED;
                 },
                 job);
         return result;
@@ -505,12 +552,32 @@ public final class JobQueue {
      * claim, so that the handler's writes are gone but the deletion is not.
      */
     FailResult requeueFailed(DSLContext tx, Job job, @Nullable String error) {
-        DSLContext ctx = schema.on(tx);
-        int attempts = job.attempts() + 1;
-        boolean lastAttempt = attempts >= job.maxAttempts();
         Duration delay = config.retryBackoff()
-                .delay(attempts, ThreadLocalRandom.current().nextDouble());
-        Field<OffsetDateTime> runAt = lastAttempt ? DSL.val(job.runAt()) : after(delay);
+                .delay(job.attempts() + 1, ThreadLocalRandom.current().nextDouble());
+        return requeue(tx, job, JobControl.Action.RETRY, delay, truncate(error));
+    }
+
+    /**
+     * Writes back a job claimed in transactional mode as its handler's {@link JobControl} asks,
+     * under the same conditions as {@link #requeueFailed}: a snooze keeps {@code attempts} as it
+     * was, the other actions count the attempt.
+     */
+    FailResult requeue(DSLContext tx, Job job, JobControl control) {
+        return requeue(tx, job, control.action(), control.delay(), truncate(control.reason()));
+    }
+
+    private FailResult requeue(DSLContext tx, Job job, JobControl.Action action, Duration delay, String message) {
+        DSLContext ctx = schema.on(tx);
+        int attempts = action == JobControl.Action.SNOOZE ? job.attempts() : job.attempts() + 1;
+        JobControl.Action effective =
+                action == JobControl.Action.RETRY && attempts >= job.maxAttempts() ? JobControl.Action.FAIL : action;
+        boolean finished = effective == JobControl.Action.FAIL || effective == JobControl.Action.CANCEL;
+        Field<String> status = switch (effective) {
+            case SNOOZE, RETRY -> PENDING;
+            case FAIL -> FAILED;
+            case CANCEL -> CANCELLED;
+        };
+        Field<OffsetDateTime> runAt = finished ? DSL.val(job.runAt()) : after(delay);
         return failed(
                 job,
                 () -> Errors.translating(() -> {
@@ -522,22 +589,22 @@ public final class JobQueue {
                             .set(JOBS.PAYLOAD, org.jooq.JSONB.valueOf(job.payload()))
                             .set(JOBS.PRIORITY, (short) job.priority())
                             .set(JOBS.RUN_AT, runAt)
-                            .set(JOBS.STATUS, lastAttempt ? FAILED : PENDING)
+                            .set(JOBS.STATUS, status)
                             .set(JOBS.ATTEMPTS, attempts)
                             .set(JOBS.MAX_ATTEMPTS, job.maxAttempts())
                             .set(JOBS.UNIQUE_KEY, job.uniqueKey())
                             .set(JOBS.TRACEPARENT, job.traceparent())
                             .set(JOBS.ORDERING_KEY, job.orderingKey())
-                            .set(JOBS.LAST_ERROR, truncate(error))
+                            .set(
+                                    JOBS.LAST_ERROR,
+                                    effective == JobControl.Action.SNOOZE ? DSL.val(job.lastError()) : DSL.val(message))
                             .set(JOBS.CREATED_AT, job.createdAt())
                             .set(
                                     JOBS.FINISHED_AT,
-                                    lastAttempt ? DSL.currentOffsetDateTime() : DSL.castNull(JOBS.FINISHED_AT))
+                                    finished ? DSL.currentOffsetDateTime() : DSL.castNull(JOBS.FINISHED_AT))
                             .returning(JOBS.RUN_AT)
                             .fetchSingle();
-                    return lastAttempt
-                            ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
-                            : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, Optional.of(row.getRunAt()));
+                    return result(effective, row.getRunAt());
                 }));
     }
 

@@ -332,13 +332,17 @@ public final class JobWorker implements AutoCloseable {
         } catch (Throwable error) {
             // The failure is recorded while the handler's observation is still open, as the
             // completion is on success: its span (locksmith.job.fail) is then part of the job's.
+            JobControl control = JobControl.find(error);
+            FailResult result = null;
             try {
-                if (running.get()) {
-                    settled = recordFailure(job, error);
+                // A control is the handler's decision, so it is recorded even while stopping.
+                if (running.get() || control != null) {
+                    result = recordFailure(job, control, error);
+                    settled = result != null;
                 }
                 // else: stopping, most likely interrupted by close(); it gives the job back
             } finally {
-                handling.error(error);
+                endHandling(handling, error, result);
             }
         } finally {
             // Keep an unsettled job only while stopping, for close() to give back; otherwise stop
@@ -353,19 +357,39 @@ public final class JobWorker implements AutoCloseable {
         }
     }
 
-    private boolean recordFailure(Job job, Throwable error) {
+    /**
+     * Records a failed attempt, or what the handler's control asked for, in a transaction of its
+     * own; null when that could not be done (the lease then expires and the job is rescued).
+     */
+    private @Nullable FailResult recordFailure(Job job, @Nullable JobControl control, Throwable error) {
         try {
-            FailResult result = dsl.transactionResult(c -> queue.fail(c.dsl(), job, JobLogging.describe(error)));
+            FailResult result = dsl.transactionResult(c -> control == null
+                    ? queue.fail(c.dsl(), job, JobLogging.describe(error))
+                    : queue.settle(c.dsl(), job, control));
             JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, job.attempts(), error, result);
             listener.failed(job, error, result);
-            return true;
+            return result;
         } catch (RuntimeException failToFail) {
             failToFail.addSuppressed(error);
             LOG.warn(
                     "could not record the failure of job {}; its lease will expire and it will be rescued",
                     job.id(),
                     failToFail);
-            return false;
+            return null;
+        }
+    }
+
+    /**
+     * Ends a job's handling observation after its handler threw: with the outcome of a snooze or
+     * a cancellation, which are not errors, and as an error otherwise.
+     */
+    static void endHandling(Observation handling, Throwable error, @Nullable FailResult result) {
+        if (result != null && result.outcome() == FailResult.Outcome.SNOOZED) {
+            handling.end(Outcome.SNOOZED);
+        } else if (result != null && result.outcome() == FailResult.Outcome.CANCELLED) {
+            handling.end(Outcome.CANCELLED);
+        } else {
+            handling.error(error);
         }
     }
 

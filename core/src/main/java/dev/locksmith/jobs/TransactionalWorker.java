@@ -44,6 +44,13 @@ import org.slf4j.event.Level;
  * isolates every batch (two extra round trips per job: {@code SAVEPOINT} and
  * {@code RELEASE SAVEPOINT}).
  *
+ * <p>A handler that throws a {@link JobControl} (snooze, retry after a delay, fail permanently,
+ * cancel) takes the same path: when it was handed one job under a savepoint, the job is written
+ * back as the control asks; when it was handed a whole batch, the batch rolls back (logged at
+ * DEBUG, not as a failure) and the thread isolates jobs, so that the handler meets the job again
+ * alone and the control applies to it. A handler that often snoozes or cancels jobs is best run
+ * with {@link Builder#isolateEachJob} or a batch size of one, to spare those rolled-back batches.
+ *
  * <p>Jobs with an {@linkplain NewJob.Builder#orderingKey(String) ordering key} are claimed only
  * as the head of their key ({@link JobQueue}, "Per-key ordering"), so a batch holds at most one
  * job per key, and the next job of a key becomes claimable when the batch that holds its
@@ -204,12 +211,24 @@ public final class TransactionalWorker implements AutoCloseable {
                     batch.handled.forEach(job -> observing.jobEvent(JobEvent.COMPLETED, job));
                     isolate = isolateEachJob || batch.failures > 0;
                 } catch (Throwable e) {
-                    LOG.warn(
-                            "batch of {} jobs on queue {} rolled back, its jobs are back in the queue{}",
-                            batch.claimed,
-                            claim.queue(),
-                            isolate ? "" : "; isolating jobs from now on",
-                            e);
+                    JobControl control = JobControl.find(e);
+                    if (control != null && !isolate) {
+                        // A decision for one job of the batch: no error, but the batch must run
+                        // again one job at a time for the control to reach that job alone.
+                        LOG.debug(
+                                "batch of {} jobs on queue {} rolled back: its handler threw {} for one of them; "
+                                        + "isolating jobs",
+                                batch.claimed,
+                                claim.queue(),
+                                control.getMessage());
+                    } else {
+                        LOG.warn(
+                                "batch of {} jobs on queue {} rolled back, its jobs are back in the queue{}",
+                                batch.claimed,
+                                claim.queue(),
+                                isolate ? "" : "; isolating jobs from now on",
+                                e);
+                    }
                     isolate = true;
                     batch.claimed = 0;
                     batch.keyed = false;
@@ -274,14 +293,18 @@ public final class TransactionalWorker implements AutoCloseable {
                     handled.add(job);
                 } catch (RuntimeException | Error e) {
                     Throwable cause = e instanceof CheckedFailure wrapped ? wrapped.checked() : e;
+                    JobControl control = JobControl.find(cause);
                     failures++;
                     // Requeued while the handler's observation is still open, as JobWorker records
                     // a failure: the requeue's span (locksmith.job.fail) is part of the job's.
+                    FailResult result = null;
                     try {
-                        FailResult result = queue.requeueFailed(tx, job, JobLogging.describe(cause));
+                        result = control == null
+                                ? queue.requeueFailed(tx, job, JobLogging.describe(cause))
+                                : queue.requeue(tx, job, control);
                         JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, attempt, cause, result);
                     } finally {
-                        handling.error(cause);
+                        JobWorker.endHandling(handling, cause, result);
                     }
                 } finally {
                     mdc.close();

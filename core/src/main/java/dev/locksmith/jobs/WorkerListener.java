@@ -34,11 +34,13 @@ public interface WorkerListener {
     default void completed(Job job) {}
 
     /**
-     * A job's handler failed; its writes were rolled back and the failure recorded.
+     * A job's handler threw (a failure, or a {@link JobControl}); its writes were rolled back and
+     * the failure or the control recorded.
      *
      * @param job the job as claimed
      * @param error what the handler threw
-     * @param result whether the job was rescheduled, failed for good, or its lease was lost
+     * @param result whether the job was rescheduled, failed for good, snoozed, cancelled, or its
+     *     lease was lost
      */
     default void failed(Job job, Throwable error, FailResult result) {}
 

@@ -18,7 +18,10 @@ public enum JobEvent {
     COMPLETED,
     /** An attempt failed and the job will run again after its backoff. */
     RETRY_SCHEDULED,
-    /** An attempt failed and it was the last: the job is {@code failed} for good. */
+    /**
+     * An attempt failed and it was the last, or the handler failed the job permanently
+     * ({@code JobControl.failPermanently}): the job is {@code failed} for good.
+     */
     FAILED,
     /**
      * A lease holder found its lease gone (heartbeat, complete, fail or release on a job that was
@@ -26,7 +29,11 @@ public enum JobEvent {
      */
     LEASE_LOST,
     /** A leased job was given back without counting the attempt (a worker shutting down). */
-    RELEASED;
+    RELEASED,
+    /** The handler snoozed the job ({@code JobControl.snooze}): it runs again later, the attempt not counted. */
+    SNOOZED,
+    /** The handler cancelled the job ({@code JobControl.cancel}): it is {@code cancelled}. */
+    CANCELLED;
 
     /**
      * The event as a metric tag or span attribute value.

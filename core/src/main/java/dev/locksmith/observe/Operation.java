@@ -55,8 +55,10 @@ public sealed interface Operation
      * TransactionalWorker} when it isolates jobs), a batch for {@code TransactionalWorker}
      * otherwise. Ends {@link Outcome#OK} when the handler returned (for {@code JobWorker}, when
      * the completion committed too), {@link Outcome#LEASE_LOST} when the lease was gone at
-     * completion; {@link Observation#error} with what the handler threw, once the failed attempt
-     * of a single job has been recorded (so its {@link FailJob} runs inside this operation, as a
+     * completion, {@link Outcome#SNOOZED} or {@link Outcome#CANCELLED} when the handler snoozed
+     * or cancelled its job ({@code JobControl}); {@link Observation#error} with what the handler
+     * threw (a failure, or a control that retries or fails the job), once the failed attempt of a
+     * single job has been recorded (so its {@link FailJob} runs inside this operation, as a
      * completion does).
      *
      * @param jobs the jobs handed to the handler, at least one
@@ -128,9 +130,11 @@ public sealed interface Operation
     }
 
     /**
-     * Recording a failed attempt: {@code JobQueue.fail} for a leased job, or the requeue of a job
+     * Recording a failed attempt or what a handler's {@code JobControl} asked for:
+     * {@code JobQueue.fail} or {@code settle} for a leased job, or the requeue of a job
      * {@code TransactionalWorker} claimed. Ends {@link Outcome#RETRY_SCHEDULED},
-     * {@link Outcome#FAILED} or {@link Outcome#LEASE_LOST}.
+     * {@link Outcome#FAILED}, {@link Outcome#SNOOZED}, {@link Outcome#CANCELLED} or
+     * {@link Outcome#LEASE_LOST}.
      *
      * @param job the job whose attempt failed
      */

@@ -16,14 +16,18 @@ public enum Outcome {
     LEASE_LOST,
     /** A failed job was rescheduled for another attempt. */
     RETRY_SCHEDULED,
-    /** A failed job used its last attempt and is {@code failed} for good. */
+    /** A failed job used its last attempt, or its handler failed it permanently: {@code failed} for good. */
     FAILED,
     /** A transfer found the source balance too low; nothing changed. */
     INSUFFICIENT_FUNDS,
     /** A transfer with the same transfer id had already moved the money; nothing changed now. */
     ALREADY_TRANSFERRED,
     /** A bounded wait ended without the account or lock it waited for. */
-    TIMED_OUT;
+    TIMED_OUT,
+    /** A handler snoozed its job: {@code pending} again later, the attempt not counted. */
+    SNOOZED,
+    /** A handler cancelled its job: {@code cancelled}. */
+    CANCELLED;
 
     /**
      * The outcome as a metric tag or span attribute value.

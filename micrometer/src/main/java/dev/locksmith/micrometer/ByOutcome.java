@@ -16,8 +16,14 @@ final class ByOutcome<M> {
     /** {@link Outcome#TIMED_OUT}'s slot. */
     static final int TIMED_OUT = 7;
 
+    /** {@link Outcome#SNOOZED}'s slot. */
+    static final int SNOOZED = 8;
+
+    /** {@link Outcome#CANCELLED}'s slot. */
+    static final int CANCELLED = 9;
+
     /** The operation threw something else than the failures below. */
-    static final int ERROR = 8;
+    static final int ERROR = 10;
 
     /** A lock was not available: a bounded wait ran out, or {@code NOWAIT} found it held. */
     static final int TIMEOUT = ERROR + 1;
@@ -56,6 +62,8 @@ final class ByOutcome<M> {
             case INSUFFICIENT_FUNDS -> 5;
             case ALREADY_TRANSFERRED -> 6;
             case TIMED_OUT -> TIMED_OUT;
+            case SNOOZED -> SNOOZED;
+            case CANCELLED -> CANCELLED;
         };
     }
 

@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 final class JobMeters {
 
-    /** The slot after the six job events' (see {@link #slot(JobEvent)}). */
-    private static final int ENQUEUED = 6;
+    /** The slot after the job events' (see {@link #slot(JobEvent)}). */
+    private static final int ENQUEUED = 8;
 
     private static final int RESCUED_TO_PENDING = 0;
     private static final int RESCUED_TO_FAILED = 1;
@@ -125,6 +125,8 @@ final class JobMeters {
             case FAILED -> 3;
             case LEASE_LOST -> 4;
             case RELEASED -> 5;
+            case SNOOZED -> 6;
+            case CANCELLED -> 7;
         };
     }
 
@@ -136,6 +138,8 @@ final class JobMeters {
             case FAILED -> "locksmith.jobs.failed";
             case LEASE_LOST -> "locksmith.jobs.lease.lost";
             case RELEASED -> "locksmith.jobs.released";
+            case SNOOZED -> "locksmith.jobs.snoozed";
+            case CANCELLED -> "locksmith.jobs.cancelled";
         };
     }
 
@@ -147,6 +151,8 @@ final class JobMeters {
             case FAILED -> "Jobs that failed for good (last attempt used)";
             case LEASE_LOST -> "Leases found gone by their holder (once per lease)";
             case RELEASED -> "Leased jobs given back without counting the attempt";
+            case SNOOZED -> "Jobs their handler snoozed (run again later, the attempt not counted)";
+            case CANCELLED -> "Jobs their handler cancelled";
         };
     }
 }
