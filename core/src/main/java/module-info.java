@@ -13,6 +13,9 @@ module dev.locksmith.core {
     // Cron expressions of recurring schedules; an automatic module (Automatic-Module-Name), and
     // no cron-utils type appears in the API, so not transitive.
     requires com.cronutils;
+    // The default codec of typed jobs (JacksonJobCodec): optional at run time, so static.
+    requires static com.fasterxml.jackson.databind;
+    requires static com.fasterxml.jackson.datatype.jsr310;
     // The API's nullness annotations: static, as nothing needs them at run time; transitive, as
     // they are part of the exported signatures (without it javac's exports lint objects).
     requires static transitive org.jspecify;

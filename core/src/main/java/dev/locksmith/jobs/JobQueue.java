@@ -172,6 +172,53 @@ public final class JobQueue {
     }
 
     /**
+     * Enqueues a typed job on its type's queue, with every other field at its default, as
+     * {@link #enqueue(DSLContext, NewJob)} does.
+     *
+     * @param tx the caller's transaction (or an auto-commit context)
+     * @param type the job type: queue, kind and payload class
+     * @param payload the payload, encoded by {@link JobQueueConfig#codec()}
+     * @param <T> the payload type
+     * @return the new job's id
+     * @throws IllegalArgumentException when the payload cannot be encoded, or encodes to more than
+     *     {@link NewJob#MAX_PAYLOAD_BYTES}; nothing is written then
+     */
+    public <T> long enqueue(DSLContext tx, JobType<T> type, T payload) {
+        return enqueue(tx, newJob(type, payload).build());
+    }
+
+    /**
+     * A builder for a typed job, its payload encoded by {@link JobQueueConfig#codec()}, to set
+     * the other fields (priority, delay, unique or ordering key) before
+     * {@link #enqueue(DSLContext, NewJob)} or {@link #enqueueAll}.
+     *
+     * @param type the job type: queue, kind and payload class
+     * @param payload the payload; an instance of the type's payload class
+     * @param <T> the payload type
+     * @return a builder with the type's queue, kind and the encoded payload
+     * @throws IllegalArgumentException when the payload cannot be encoded
+     */
+    public <T> NewJob.Builder newJob(JobType<T> type, T payload) {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(payload, "payload");
+        if (!type.payloadType().isInstance(payload)) {
+            throw new IllegalArgumentException("payload of kind " + type.kind() + " must be a "
+                    + type.payloadType().getName() + ", was a "
+                    + payload.getClass().getName());
+        }
+        String json;
+        try {
+            json = config.codec().encode(payload);
+        } catch (IllegalStateException noCodec) {
+            throw noCodec;
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(
+                    "payload of kind " + type.kind() + " could not be encoded: " + e.getMessage(), e);
+        }
+        return NewJob.builder(type.queue(), type.kind()).payload(json);
+    }
+
+    /**
      * Enqueues {@code jobs} with one multi-row {@code INSERT} in the caller's transaction, with
      * the same unique-key and NOTIFY behaviour as {@link #enqueue(DSLContext, NewJob)} (one NOTIFY
      * per queue).

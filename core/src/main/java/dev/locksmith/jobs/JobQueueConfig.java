@@ -8,7 +8,8 @@ import java.util.Objects;
  * Settings of a {@link JobQueue}, built with {@link #builder()}. Immutable.
  *
  * <p>Defaults ({@link #defaults()}): completed jobs are deleted, every enqueue sends a
- * {@code NOTIFY}, and a failed job is retried after 1 s doubling to 1 h, with jitter 0.5.
+ * {@code NOTIFY}, a failed job is retried after 1 s doubling to 1 h, with jitter 0.5, and typed
+ * payloads are encoded by {@link JobCodec#standard()}.
  */
 public final class JobQueueConfig {
 
@@ -17,11 +18,13 @@ public final class JobQueueConfig {
     private final boolean keepCompleted;
     private final boolean notifyOnEnqueue;
     private final Backoff retryBackoff;
+    private final JobCodec codec;
 
     private JobQueueConfig(Builder b) {
         this.keepCompleted = b.keepCompleted;
         this.notifyOnEnqueue = b.notifyOnEnqueue;
         this.retryBackoff = b.retryBackoff;
+        this.codec = b.codec;
     }
 
     /**
@@ -70,6 +73,16 @@ public final class JobQueueConfig {
     }
 
     /**
+     * The codec that encodes the payloads of typed jobs ({@link JobQueue#enqueue(org.jooq.DSLContext,
+     * JobType, Object)}).
+     *
+     * @return the codec
+     */
+    public JobCodec codec() {
+        return codec;
+    }
+
+    /**
      * A builder holding these settings, to derive a variant.
      *
      * @return a new builder
@@ -79,13 +92,14 @@ public final class JobQueueConfig {
         b.keepCompleted = keepCompleted;
         b.notifyOnEnqueue = notifyOnEnqueue;
         b.retryBackoff = retryBackoff;
+        b.codec = codec;
         return b;
     }
 
     @Override
     public String toString() {
         return "JobQueueConfig[keepCompleted=" + keepCompleted + ", notifyOnEnqueue=" + notifyOnEnqueue
-                + ", retryBackoff=" + retryBackoff + "]";
+                + ", retryBackoff=" + retryBackoff + ", codec=" + codec + "]";
     }
 
     /** Builds a {@link JobQueueConfig}; each setter validates its argument. */
@@ -93,6 +107,7 @@ public final class JobQueueConfig {
         private boolean keepCompleted;
         private boolean notifyOnEnqueue = true;
         private Backoff retryBackoff = new Backoff(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.5);
+        private JobCodec codec = JobCodec.standard();
 
         private Builder() {}
 
@@ -128,6 +143,18 @@ public final class JobQueueConfig {
          */
         public Builder retryBackoff(Backoff backoff) {
             this.retryBackoff = Objects.requireNonNull(backoff, "retryBackoff");
+            return this;
+        }
+
+        /**
+         * The codec that encodes typed payloads (default {@link JobCodec#standard()}, Jackson); the
+         * workers' {@link JobHandlers} must decode with the same.
+         *
+         * @param codec the codec
+         * @return this builder
+         */
+        public Builder codec(JobCodec codec) {
+            this.codec = Objects.requireNonNull(codec, "codec");
             return this;
         }
 
