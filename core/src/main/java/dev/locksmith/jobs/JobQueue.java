@@ -479,6 +479,15 @@ public final class JobQueue {
 
     /** Runs the recording of a failed attempt as an observed {@link Operation.FailJob}. */
     private FailResult failed(Job job, java.util.function.Supplier<FailResult> statement) {
+        return failed(job, statement, true);
+    }
+
+    /**
+     * Runs the recording of a failed attempt as an observed {@link Operation.FailJob}; a
+     * {@link FailResult.Outcome#LEASE_LOST} result is reported as a {@link JobEvent} only when
+     * {@code reportLost} (a job of {@link TwoPhaseWorker} has no lease to lose).
+     */
+    private FailResult failed(Job job, java.util.function.Supplier<FailResult> statement, boolean reportLost) {
         if (!observing.enabled()) {
             return statement.get();
         }
@@ -487,14 +496,63 @@ public final class JobQueue {
             case FAILED -> Outcome.FAILED;
             case LEASE_LOST -> Outcome.LEASE_LOST;
         });
-        observing.jobEvent(
-                switch (result.outcome()) {
-                    case RETRY_SCHEDULED -> JobEvent.RETRY_SCHEDULED;
-                    case FAILED -> JobEvent.FAILED;
-                    case LEASE_LOST -> JobEvent.LEASE_LOST;
-                },
-                job);
+        if (result.outcome() != FailResult.Outcome.LEASE_LOST || reportLost) {
+            observing.jobEvent(
+                    switch (result.outcome()) {
+                        case RETRY_SCHEDULED -> JobEvent.RETRY_SCHEDULED;
+                        case FAILED -> JobEvent.FAILED;
+                        case LEASE_LOST -> JobEvent.LEASE_LOST;
+                    },
+                    job);
+        }
         return result;
+    }
+
+    /**
+     * Records a failed attempt of a job whose claiming transaction was prepared and then rolled
+     * back ({@link TwoPhaseWorker}): the rollback put the row back as it was claimed, and this
+     * auto-committed statement writes {@code attempts + 1} and {@code last_error}, and
+     * {@code run_at} after the retry backoff, or {@code failed} once {@code max_attempts} is
+     * reached, as {@link #requeueFailed} does for the transactional worker. It applies only while
+     * the row is still pending with the attempts it was claimed with, and skips it if a claim
+     * holds it already ({@code SKIP LOCKED}, never waiting): a claimer that took the job in the
+     * moment between the rollback and this statement wins, and this attempt is not counted
+     * ({@link FailResult.Outcome#LEASE_LOST}, nothing changed).
+     */
+    FailResult requeueRolledBack(DSLContext autoCommit, Job job, @Nullable String error) {
+        DSLContext ctx = schema.on(autoCommit);
+        int attempts = job.attempts() + 1;
+        boolean lastAttempt = attempts >= job.maxAttempts();
+        Duration delay = config.retryBackoff()
+                .delay(attempts, ThreadLocalRandom.current().nextDouble());
+        return failed(
+                job,
+                () -> Errors.translating(() -> {
+                    var update = ctx.update(JOBS)
+                            .set(JOBS.ATTEMPTS, attempts)
+                            .set(JOBS.LAST_ERROR, truncate(error))
+                            .set(JOBS.UPDATED_AT, statementTime());
+                    Optional<OffsetDateTime> runAt = (lastAttempt
+                                    ? update.set(JOBS.STATUS, FAILED).set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                    : update.set(JOBS.RUN_AT, after(delay)))
+                            .where(JOBS.ID.in(ctx.select(JOBS.ID)
+                                    .from(JOBS)
+                                    .where(JOBS.ID.eq(job.id()))
+                                    .and(JOBS.STATUS.eq(PENDING))
+                                    .and(JOBS.ATTEMPTS.eq(job.attempts()))
+                                    .forUpdate()
+                                    .skipLocked()))
+                            .returning(JOBS.RUN_AT)
+                            .fetchOptional()
+                            .map(JobsRecord::getRunAt);
+                    if (runAt.isEmpty()) {
+                        return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
+                    }
+                    return lastAttempt
+                            ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                            : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, runAt);
+                }),
+                false);
     }
 
     /**

@@ -53,11 +53,14 @@ public sealed interface Operation
     /**
      * A worker runs its handler: one job for {@code JobWorker} (and for {@code
      * TransactionalWorker} when it isolates jobs), a batch for {@code TransactionalWorker}
-     * otherwise. Ends {@link Outcome#OK} when the handler returned (for {@code JobWorker}, when
-     * the completion committed too), {@link Outcome#LEASE_LOST} when the lease was gone at
+     * otherwise; for {@code TwoPhaseWorker} one job, from its claim through the side effect to
+     * {@code COMMIT PREPARED}. Ends {@link Outcome#OK} when the handler returned (for
+     * {@code JobWorker}, when the completion committed too; for {@code TwoPhaseWorker}, when
+     * {@code COMMIT PREPARED} did), {@link Outcome#LEASE_LOST} when the lease was gone at
      * completion; {@link Observation#error} with what the handler threw, once the failed attempt
      * of a single job has been recorded (so its {@link FailJob} runs inside this operation, as a
-     * completion does).
+     * completion does), or with why {@code COMMIT PREPARED} failed (a resolver settles the job
+     * later).
      *
      * @param jobs the jobs handed to the handler, at least one
      */
@@ -129,8 +132,9 @@ public sealed interface Operation
 
     /**
      * Recording a failed attempt: {@code JobQueue.fail} for a leased job, or the requeue of a job
-     * {@code TransactionalWorker} claimed. Ends {@link Outcome#RETRY_SCHEDULED},
-     * {@link Outcome#FAILED} or {@link Outcome#LEASE_LOST}.
+     * {@code TransactionalWorker} or {@code TwoPhaseWorker} claimed. Ends
+     * {@link Outcome#RETRY_SCHEDULED}, {@link Outcome#FAILED} or {@link Outcome#LEASE_LOST} (for
+     * {@code TwoPhaseWorker}: the job was claimed again before the attempt was counted).
      *
      * @param job the job whose attempt failed
      */
