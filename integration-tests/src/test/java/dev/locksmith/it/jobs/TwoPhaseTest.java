@@ -172,6 +172,24 @@ abstract class TwoPhaseTest extends DatabaseTest {
         }
     }
 
+    /** Ids of the jobs of {@code queueName} a claim would take now (claimed, then rolled back). */
+    List<Long> claimableIds(String queueName) {
+        List<Long> ids = new java.util.ArrayList<>();
+        try {
+            dsl.transaction(c -> {
+                queue.claimInTransaction(c.dsl(), queueName, 100).forEach(job -> ids.add(job.id()));
+                throw new LookedOnly();
+            });
+        } catch (LookedOnly expected) {
+            // rolled back: nothing was claimed
+        }
+        return ids;
+    }
+
+    private static final class LookedOnly extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+    }
+
     /** A context like {@link #dsl} whose workers report to {@code observer}. */
     DSLContext observed(LocksmithObserver observer) {
         return LocksmithObserver.using(dsl, observer);
