@@ -133,8 +133,11 @@ public final class TwoPhaseWorker implements AutoCloseable {
         /** Does nothing. */
         Seam NONE = new Seam() {};
 
-        /** After {@code PREPARE TRANSACTION}, before the side effect. */
-        default void afterPrepare(PreparedJob job) {}
+        /**
+         * After {@code PREPARE TRANSACTION}, before the side effect, with the server process id of
+         * the connection that prepared (back in the pool by now).
+         */
+        default void afterPrepare(PreparedJob job, int backendPid) {}
 
         /**
          * Just before {@code COMMIT PREPARED} ({@code commit}) or {@code ROLLBACK PREPARED}, with
@@ -357,7 +360,7 @@ public final class TwoPhaseWorker implements AutoCloseable {
             if (attempt.failure == null) {
                 Throwable effectFailure = null;
                 try {
-                    seam.afterPrepare(attempt.job);
+                    seam.afterPrepare(attempt.job, attempt.preparedBy);
                     handler.performSideEffect(attempt.job);
                 } catch (Exception | Error e) {
                     effectFailure = e;
@@ -381,6 +384,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
         /** What failed before the transaction was prepared; null once it is prepared. */
         @Nullable
         Throwable failure;
+
+        /** The server process that prepared it, for the test seam only (0 without one). */
+        int preparedBy;
 
         Attempt(PreparedJob job, Observation handling) {
             this.job = job;
@@ -411,6 +417,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
             try {
                 handler.handleInTransaction(job, tx);
                 prepared.prepare(tx, attempt.job.gid());
+                if (seam != Seam.NONE) {
+                    attempt.preparedBy = connection.unwrap(PGConnection.class).getBackendPID();
+                }
             } catch (Exception | Error e) {
                 attempt.failure = e;
                 rollbackQuietly(connection, e);
