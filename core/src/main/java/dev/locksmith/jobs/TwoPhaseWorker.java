@@ -4,6 +4,7 @@ import dev.locksmith.LocksmithException;
 import dev.locksmith.PgErrors;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.internal.Durations;
+import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.observe.JobEvent;
@@ -425,9 +426,12 @@ public final class TwoPhaseWorker implements AutoCloseable {
                 rollbackQuietly(connection, e);
             }
             return attempt;
-        } catch (SQLException | RuntimeException e) {
+        } catch (SQLException e) {
             rollbackQuietly(connection, e);
             throw PgErrors.translate(e);
+        } catch (RuntimeException e) {
+            rollbackQuietly(connection, e);
+            throw Errors.rethrow(e);
         } finally {
             // After PREPARE (or the rollback) no transaction is open: back to auto-commit sends nothing.
             release(connection);
@@ -442,6 +446,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
         try {
             connection = connections.borrow();
         } catch (RuntimeException e) {
+            if (effectFailure != null) {
+                e.addSuppressed(effectFailure);
+            }
             unfinished(attempt, commit, e);
             return;
         }
@@ -459,6 +466,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
                 prepared.rollback(ctx, gid);
             }
         } catch (SQLException | RuntimeException e) {
+            if (effectFailure != null) {
+                e.addSuppressed(effectFailure);
+            }
             TwoPhaseConnections.closeQuietly(connection, e);
             unfinished(attempt, commit, e);
             return;
@@ -516,8 +526,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
                 LOG.atLevel(handlerFailureLogLevel)
                         .setCause(cause)
                         .log(
-                                "job {} ({}) of queue {} failed, attempt {}{}; it was claimed again at once, before "
-                                        + "the attempt could be counted",
+                                "job {} ({}) of queue {} failed, attempt {}{}; the attempt is not counted: the job is "
+                                        + "held by another claim (claimed again at once, or its transaction was "
+                                        + "prepared after all and waits for a resolver)",
                                 job.id(),
                                 job.kind(),
                                 job.queue(),
@@ -567,10 +578,26 @@ public final class TwoPhaseWorker implements AutoCloseable {
 
     private void resolveLoop() {
         while (running.get()) {
-            awaitWake(resolveInterval);
+            awaitResolverDue();
             if (running.get()) {
                 resolveRound(transactions());
             }
+        }
+    }
+
+    /** Waits {@code resolveInterval}, or until the worker stops; notifications do not end the wait. */
+    private void awaitResolverDue() {
+        long deadline = System.nanoTime() + resolveInterval.toNanos();
+        lock.lock();
+        try {
+            for (long nanos = resolveInterval.toNanos(); running.get() && nanos > 0; ) {
+                wakeUp.awaitNanos(nanos);
+                nanos = deadline - System.nanoTime();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
         }
     }
 
