@@ -53,6 +53,9 @@ final class PreparedTransactions {
     /** {@code object_not_in_prerequisite_state}: another session is finishing this gid right now. */
     static final String OBJECT_IN_USE = "55000";
 
+    /** {@code out_of_memory}, which {@code PREPARE TRANSACTION} raises when every slot is in use. */
+    static final String OUT_OF_MEMORY = "53200";
+
     private static final Table<?> PG_PREPARED_XACTS = DSL.table(DSL.name("pg_catalog", "pg_prepared_xacts"));
     private static final Field<String> XACT_GID = DSL.field(DSL.name("gid"), SQLDataType.VARCHAR);
     private static final Field<OffsetDateTime> XACT_PREPARED =
@@ -182,6 +185,15 @@ final class PreparedTransactions {
      */
     static boolean settledElsewhere(LocksmithException failure) {
         return UNDEFINED_OBJECT.equals(failure.sqlState()) || OBJECT_IN_USE.equals(failure.sqlState());
+    }
+
+    /**
+     * Whether {@code failure} of {@code PREPARE TRANSACTION} means that all
+     * {@code max_prepared_transactions} slots are taken: a matter of the server's capacity (or of
+     * a resolver that has not caught up), not of the job.
+     */
+    static boolean slotsExhausted(Throwable failure) {
+        return failure instanceof LocksmithException e && OUT_OF_MEMORY.equals(e.sqlState());
     }
 
     private static String checked(String gid) {

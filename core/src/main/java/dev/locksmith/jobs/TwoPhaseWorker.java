@@ -72,7 +72,10 @@ import org.slf4j.event.Level;
  * <p><b>What happens on each failure.</b>
  * <ul>
  *   <li>{@code handleInTransaction} throws, or {@code PREPARE TRANSACTION} fails: the transaction
- *       rolls back, the side effect does not run, the attempt is counted.</li>
+ *       rolls back, the side effect does not run, the attempt is counted. Except when
+ *       {@code PREPARE} found every {@code max_prepared_transactions} slot in use: that is the
+ *       server's capacity, not the job's failure, so the attempt is not counted, a WARN says so,
+ *       and the thread waits a poll interval before it claims again.</li>
  *   <li>The side effect throws: {@code ROLLBACK PREPARED}; the attempt is counted.</li>
  *   <li>A counted attempt is written as {@link TransactionalWorker} writes a failed job:
  *       {@code attempts + 1}, {@code last_error}, and {@code run_at} after the queue's retry
@@ -351,14 +354,15 @@ public final class TwoPhaseWorker implements AutoCloseable {
         }
     }
 
-    /** One job, claim to commit; false when there was none to claim. */
+    /** One job, claim to commit; false when there was none to claim, or no slot to prepare it in. */
     private boolean runOne(PreparedTransactions prepared) {
         Attempt attempt = claimAndPrepare(prepared);
         if (attempt == null) {
             return false;
         }
+        Throwable failure = attempt.failure;
         try {
-            if (attempt.failure == null) {
+            if (failure == null) {
                 Throwable effectFailure = null;
                 try {
                     seam.afterPrepare(attempt.job, attempt.preparedBy);
@@ -367,8 +371,19 @@ public final class TwoPhaseWorker implements AutoCloseable {
                     effectFailure = e;
                 }
                 finish(prepared, attempt, effectFailure);
+            } else if (PreparedTransactions.slotsExhausted(failure)) {
+                // Not the job's fault: back in the queue uncounted, and this thread pauses.
+                LOG.warn(
+                        "job {} of queue {} is back in the queue, its attempt not counted: PREPARE TRANSACTION found "
+                                + "all max_prepared_transactions ({}) in use; raise it, or check that resolvers run",
+                        attempt.job.job().id(),
+                        claim.queue(),
+                        prepared.maxPreparedTransactions(),
+                        failure);
+                attempt.handling.error(failure);
+                return false;
             } else {
-                failed(attempt, attempt.failure, null);
+                failed(attempt, failure, null);
             }
         } finally {
             attempt.mdc.close();

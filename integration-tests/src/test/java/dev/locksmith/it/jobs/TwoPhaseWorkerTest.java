@@ -3,7 +3,10 @@ package dev.locksmith.it.jobs;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.locksmith.LocksmithException;
+import dev.locksmith.it.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -14,6 +17,11 @@ import dev.locksmith.jobs.ResolveResult;
 import dev.locksmith.jobs.TwoPhaseJobHandler;
 import dev.locksmith.jobs.TwoPhaseWorker;
 import dev.locksmith.observe.JobEvent;
+import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
+import dev.locksmith.provisioning.Source;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Collections;
@@ -26,6 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -320,6 +329,73 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
         assertThat(worker.liveThreads()).isZero();
         assertThat(preparedGids(dsl)).isEmpty();
         assertThat(queue.find(dsl, id)).isEmpty();
+        assertThat(results()).containsExactly(entry(id, 1));
+        assertThat(effects()).containsExactly(entry(id, 1));
+    }
+
+    @Test
+    void withEveryPreparedTransactionSlotTakenTheJobWaitsUncountedUntilOneIsFree() throws Exception {
+        assumeTrue(
+                TestPostgres.server().source() != Source.EXPLICIT,
+                "fills every prepared-transaction slot of the server: only on a server the tests started");
+        long id = queue.enqueue(
+                dsl, NewJob.builder("full", "charge").maxAttempts(1).build());
+        List<String> fillers = new java.util.ArrayList<>();
+        try (var c = pool.getConnection()) {
+            DSLContext filler = DSL.using(c);
+            c.setAutoCommit(false);
+            for (int i = 0; i < maxPreparedTransactions(dsl); i++) {
+                filler.execute("SELECT 1");
+                String gid = "test-filler-" + i;
+                filler.execute("PREPARE TRANSACTION {0}", DSL.inline(gid));
+                fillers.add(gid);
+            }
+            c.setAutoCommit(true);
+        }
+        CountDownLatch refused = new CountDownLatch(1);
+        CountDownLatch committed = new CountDownLatch(1);
+        LocksmithObserver observer = new LocksmithObserver() {
+            @Override
+            public Observation start(Operation operation) {
+                return new Observation() {
+                    @Override
+                    public void end(Outcome outcome) {}
+
+                    @Override
+                    public void error(Throwable error) {
+                        if (error instanceof LocksmithException e && "53200".equals(e.sqlState())) {
+                            refused.countDown();
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public void jobEvent(JobEvent event, Job job) {
+                if (event == JobEvent.COMPLETED) {
+                    committed.countDown();
+                }
+            }
+        };
+        try (TwoPhaseWorker worker = TwoPhaseWorker.builder(observed(observer), "full", recording(), ledgerCheck())
+                .threads(1)
+                .listen(false)
+                .pollInterval(POLL)
+                .build()
+                .start()) {
+            await(refused, "PREPARE TRANSACTION refused: no slot");
+            Job waiting = queue.find(dsl, id).orElseThrow();
+            assertThat(waiting.status()).isEqualTo(JobStatus.PENDING);
+            assertThat(waiting.attempts())
+                    .as("not counted against maxAttempts(1)")
+                    .isZero();
+            dsl.execute("ROLLBACK PREPARED {0}", DSL.inline(fillers.remove(0)));
+            await(committed, "the job committed once a slot was free");
+        } finally {
+            for (String gid : fillers) {
+                dsl.execute("ROLLBACK PREPARED {0}", DSL.inline(gid));
+            }
+        }
         assertThat(results()).containsExactly(entry(id, 1));
         assertThat(effects()).containsExactly(entry(id, 1));
     }
