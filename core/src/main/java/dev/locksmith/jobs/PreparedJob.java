@@ -28,8 +28,8 @@ public final class PreparedJob {
     }
 
     /**
-     * The job as it was claimed: its payload, kind and {@link Job#attempts()} (the failed
-     * attempts before this one).
+     * The job as its claim left it: its payload, kind, and {@link Job#attempts()}, the number of
+     * this attempt (1 for the first).
      *
      * @return the job
      */

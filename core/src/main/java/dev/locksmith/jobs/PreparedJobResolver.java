@@ -94,9 +94,9 @@ final class PreparedJobResolver {
     }
 
     /**
-     * The prepared jobs of this queue older than the threshold, each as its row was before the
-     * claim: the prepared transaction's delete is not committed, so every other session still
-     * reads the row (reading takes no lock, and waits for none).
+     * The prepared jobs of this queue older than the threshold, each as its claim left it: the
+     * prepared transaction's delete is not committed, so every other session still reads the row
+     * (reading takes no lock, and waits for none).
      */
     private List<PreparedJob> find(DSLContext ctx, PreparedTransactions transactions) {
         List<PreparedTransactions.Prepared> prepared = transactions.olderThan(ctx, olderThan);
@@ -126,7 +126,7 @@ final class PreparedJobResolver {
     }
 
     private SideEffectStatus ask(PreparedJob prepared) {
-        JobLogging.Scope mdc = JobLogging.mdc(prepared.job(), prepared.job().attempts() + 1);
+        JobLogging.Scope mdc = JobLogging.mdc(prepared.job(), prepared.job().attempts());
         try {
             SideEffectStatus status = check.check(prepared);
             if (status == null) {
@@ -170,11 +170,14 @@ final class PreparedJobResolver {
         }
     }
 
-    /** Counts the attempt of a job whose transaction this resolver rolled back, as a failed one. */
+    /**
+     * Records the failure of a job whose transaction this resolver rolled back (its claim counted
+     * the attempt): backoff, or {@code failed} after the last attempt.
+     */
     private void requeue(PreparedJob prepared) {
         Job job = prepared.job();
         try {
-            FailResult result = connections.autoCommit(ctx -> queue.requeueRolledBack(
+            FailResult result = connections.autoCommit(ctx -> queue.failTwoPhase(
                     ctx,
                     job,
                     "side effect did not happen (SideEffectCheck said NOT_HAPPENED for " + prepared.gid()
@@ -184,18 +187,18 @@ final class PreparedJobResolver {
                     prepared.gid(),
                     job.id(),
                     queueName,
-                    job.attempts() + 1,
+                    job.attempts(),
                     job.maxAttempts(),
                     switch (result.outcome()) {
                         case RETRY_SCHEDULED ->
                             "failed, the job runs again at " + result.retryAt().orElse(null);
                         case FAILED -> "was the last: the job failed for good";
-                        case LEASE_LOST -> "is not counted: the job was claimed again at once";
+                        case LEASE_LOST -> "was not recorded: another claimer took the job meanwhile";
                     });
         } catch (LocksmithException e) {
             LOG.warn(
-                    "resolver rolled back {} (job {} of queue {}); the job is back in the queue, but its attempt could "
-                            + "not be counted",
+                    "resolver rolled back {} (job {} of queue {}); the job is back in the queue (its attempt counted), "
+                            + "but the failure could not be recorded: it runs again once its hold runs out",
                     prepared.gid(),
                     job.id(),
                     queueName,

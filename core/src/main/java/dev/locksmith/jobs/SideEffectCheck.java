@@ -26,7 +26,7 @@ public interface SideEffectCheck {
      * (a worker slower than {@code resolveOlderThan}) that lands after the answer is repeated by
      * the next attempt, and only the external system's de-duplication by the key keeps it once.
      *
-     * @param job the job, as it was before it was claimed, and its gid
+     * @param job the job as its claim left it ({@link Job#attempts()} counts this attempt), and its gid
      * @return what happened; {@link SideEffectStatus#UNKNOWN} to be asked again next round
      * @throws Exception when the check itself failed: logged at WARN, treated as
      *     {@link SideEffectStatus#UNKNOWN}

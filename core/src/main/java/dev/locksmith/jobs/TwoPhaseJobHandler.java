@@ -33,9 +33,10 @@ public interface TwoPhaseJobHandler {
      * transaction. Take none on rows others wait for.
      *
      * @param job the claimed job
-     * @param tx the open transaction that claimed it; do not commit, roll back or prepare it
+     * @param tx the open transaction that took the job off the queue; do not commit, roll back or
+     *     prepare it
      * @throws Exception any failure: the transaction rolls back, the side effect does not run, and
-     *     the attempt is counted as for {@link #performSideEffect} failures
+     *     the failure is recorded as for {@link #performSideEffect} failures
      */
     default void handleInTransaction(Job job, DSLContext tx) throws Exception {}
 
@@ -43,7 +44,7 @@ public interface TwoPhaseJobHandler {
      * The side effect, after the claiming transaction was prepared, with no transaction open and
      * no connection held. Returning means it happened: the worker then runs
      * {@code COMMIT PREPARED}. Throwing means it did not: {@code ROLLBACK PREPARED}, and the job
-     * is back in the queue with the attempt counted. Use {@link PreparedJob#gid()} as the
+     * is back in the queue, the failure recorded (backoff, or failed after the last attempt). Use {@link PreparedJob#gid()} as the
      * idempotency key: a side effect that threw after all reaching the external system (a
      * timeout) is then recognised there when the job runs again.
      *

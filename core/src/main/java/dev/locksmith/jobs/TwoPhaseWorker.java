@@ -4,7 +4,6 @@ import dev.locksmith.LocksmithException;
 import dev.locksmith.PgErrors;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.internal.Durations;
-import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.observe.JobEvent;
@@ -37,8 +36,11 @@ import org.slf4j.event.Level;
  * from the queue commit exactly when the side effect happened. For each job, one of N threads:
  *
  * <ol>
- *   <li>claims it in a transaction ({@link JobQueue#claimInTransaction}: the row is deleted and
- *       locked) and runs {@link TwoPhaseJobHandler#handleInTransaction} there;</li>
+ *   <li>claims it: one auto-committed statement ({@code FOR UPDATE SKIP LOCKED}, as every claim)
+ *       counts the attempt ({@code attempts + 1}) and holds the job, moving its {@code run_at}
+ *       ahead by {@code resolveOlderThan} (at least a minute) while it stays {@code pending};</li>
+ *   <li>in a transaction, deletes it (as {@link JobQueue#claimInTransaction} does) and runs
+ *       {@link TwoPhaseJobHandler#handleInTransaction};</li>
  *   <li>{@code PREPARE TRANSACTION '<gid>'}: the transaction, its writes and its row locks now
  *       belong to no session; they survive the worker's connection, and the worker itself;</li>
  *   <li>runs {@link TwoPhaseJobHandler#performSideEffect} outside any transaction, with the gid
@@ -46,6 +48,14 @@ import org.slf4j.event.Level;
  *   <li>{@code COMMIT PREPARED '<gid>'} when it returned, {@code ROLLBACK PREPARED '<gid>'} when
  *       it threw.</li>
  * </ol>
+ *
+ * <p>Why the attempt is counted before the transaction: a rollback restores the job as it was
+ * before the transaction, and a count written after the rollback races with claimers, which take
+ * the job back in between (more than half of the time in a loaded test), so that backoff and
+ * {@code max_attempts} would not hold. Counted first, the rolled-back job comes back with its
+ * attempt counted and not due (the hold), and the worker then writes its backoff.
+ * {@link Job#attempts()} of a job in hand is therefore the number of this attempt, 1 for the
+ * first, as in leased mode.
  *
  * <p>One job per prepared transaction; the gid names it:
  * {@code locksmith:<system identifier>:<database oid>:<schema>:<job id>}, unique on the cluster
@@ -71,23 +81,22 @@ import org.slf4j.event.Level;
  *
  * <p><b>What happens on each failure.</b>
  * <ul>
- *   <li>{@code handleInTransaction} throws, or {@code PREPARE TRANSACTION} fails: the transaction
- *       rolls back, the side effect does not run, the attempt is counted. Except when
- *       {@code PREPARE} found every {@code max_prepared_transactions} slot in use: that is the
- *       server's capacity, not the job's failure, so the attempt is not counted, a WARN says so,
- *       and the thread waits a poll interval before it claims again.</li>
- *   <li>The side effect throws: {@code ROLLBACK PREPARED}; the attempt is counted.</li>
- *   <li>A counted attempt is written as {@link TransactionalWorker} writes a failed job:
- *       {@code attempts + 1}, {@code last_error}, and {@code run_at} after the queue's retry
- *       backoff ({@link Builder#queueConfig}), or {@code failed} once {@code max_attempts} is
- *       used; at the level of {@link Builder#handlerFailureLogLevel}, ERROR when it failed for
- *       good. The rollback comes first and the count after it, in two statements: a claim that
- *       takes the job in between wins, and that attempt goes uncounted.</li>
+ *   <li>{@code handleInTransaction} throws, or {@code PREPARE TRANSACTION} fails, or the side
+ *       effect throws ({@code ROLLBACK PREPARED}): the job's writes roll back and the failure is
+ *       recorded as {@link TransactionalWorker} records a failed job: {@code last_error}, and
+ *       {@code run_at} after the queue's retry backoff ({@link Builder#queueConfig}), or
+ *       {@code failed} once {@code max_attempts} is used; logged at
+ *       {@link Builder#handlerFailureLogLevel}, at ERROR when it failed for good.</li>
+ *   <li>{@code PREPARE} found every {@code max_prepared_transactions} slot in use: the server's
+ *       capacity, not the job's failure; the job goes back with its attempt uncounted, a WARN says
+ *       so, and the thread waits a poll interval before it claims again.</li>
  *   <li>{@code COMMIT PREPARED} or {@code ROLLBACK PREPARED} fails (the connection died): logged
  *       at WARN; the transaction stays prepared and the resolver settles it by asking the check.
- *       A transaction the resolver rolled back counts its attempt too.</li>
- *   <li>The worker's JVM dies: the resolvers of the queue's other workers, or of this one when it
- *       starts again, settle what it left prepared.</li>
+ *       A transaction the resolver rolls back is recorded as failed too.</li>
+ *   <li>The worker's JVM dies after {@code PREPARE}: the resolvers of the queue's other workers, or
+ *       of this one when it starts again, settle what it left prepared. Before {@code PREPARE}:
+ *       the job is claimable again when its hold runs out, its attempt counted (a claim that finds
+ *       a job past its last attempt fails it).</li>
  * </ul>
  *
  * <p><b>Requirements.</b> The server must allow prepared transactions:
@@ -108,6 +117,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(TwoPhaseWorker.class);
 
+    /** The shortest hold of a claimed job (see the class description): {@code resolveOlderThan}, at least this. */
+    private static final Duration MIN_HOLD = Duration.ofMinutes(1);
+
     private final TwoPhaseConnections connections;
     private final DataSource dataSource;
     private final String schema;
@@ -116,6 +128,7 @@ public final class TwoPhaseWorker implements AutoCloseable {
     private final TwoPhaseJobHandler handler;
     private final Duration pollInterval;
     private final Duration resolveInterval;
+    private final Duration hold;
     private final boolean listen;
     private final Level handlerFailureLogLevel;
     private final Observing observing;
@@ -162,6 +175,7 @@ public final class TwoPhaseWorker implements AutoCloseable {
         this.handler = b.handler;
         this.pollInterval = b.pollInterval;
         this.resolveInterval = b.resolveInterval;
+        this.hold = b.resolveOlderThan.compareTo(MIN_HOLD) > 0 ? b.resolveOlderThan : MIN_HOLD;
         this.listen = b.listen;
         this.handlerFailureLogLevel = b.handlerFailureLogLevel;
         this.observing = Observing.of(dsl);
@@ -356,13 +370,30 @@ public final class TwoPhaseWorker implements AutoCloseable {
 
     /** One job, claim to commit; false when there was none to claim, or no slot to prepare it in. */
     private boolean runOne(PreparedTransactions prepared) {
-        Attempt attempt = claimAndPrepare(prepared);
-        if (attempt == null) {
+        List<Job> claimed = connections.autoCommit(ctx -> queue.claimForTwoPhase(ctx, claim, hold));
+        if (claimed.isEmpty()) {
             return false;
         }
-        Throwable failure = attempt.failure;
+        Job job = claimed.get(0);
+        if (job.attempts() > job.maxAttempts()) {
+            failExhausted(job);
+            return true;
+        }
+        Attempt attempt = new Attempt(
+                new PreparedJob(job, prepared.gid(job.id())), observing.start(new Operation.HandleJobs(claimed)));
         try {
-            if (failure == null) {
+            prepare(prepared, attempt);
+            Throwable failure = attempt.failure;
+            if (attempt.taken) {
+                LOG.warn(
+                        "job {} ({}) of queue {}: another claimer took it before this worker's transaction did (its hold "
+                                + "of {} ran out); left to that claimer",
+                        job.id(),
+                        job.kind(),
+                        job.queue(),
+                        hold);
+                attempt.handling.end(Outcome.LEASE_LOST);
+            } else if (failure == null) {
                 Throwable effectFailure = null;
                 try {
                     seam.afterPrepare(attempt.job, attempt.preparedBy);
@@ -373,10 +404,14 @@ public final class TwoPhaseWorker implements AutoCloseable {
                 finish(prepared, attempt, effectFailure);
             } else if (PreparedTransactions.slotsExhausted(failure)) {
                 // Not the job's fault: back in the queue uncounted, and this thread pauses.
+                connections.autoCommit(ctx -> {
+                    queue.releaseTwoPhase(ctx, job, pollInterval);
+                    return null;
+                });
                 LOG.warn(
                         "job {} of queue {} is back in the queue, its attempt not counted: PREPARE TRANSACTION found "
                                 + "all max_prepared_transactions ({}) in use; raise it, or check that resolvers run",
-                        attempt.job.job().id(),
+                        job.id(),
                         claim.queue(),
                         prepared.maxPreparedTransactions(),
                         failure);
@@ -394,62 +429,74 @@ public final class TwoPhaseWorker implements AutoCloseable {
     /** A claimed job on its way through the steps. */
     private static final class Attempt {
         final PreparedJob job;
-        final int number;
         final JobLogging.Scope mdc;
         final Observation handling;
         /** What failed before the transaction was prepared; null once it is prepared. */
         @Nullable
         Throwable failure;
 
+        /** The claim's hold ran out and another claimer took the job first. */
+        boolean taken;
+
         /** The server process that prepared it, for the test seam only (0 without one). */
         int preparedBy;
 
         Attempt(PreparedJob job, Observation handling) {
             this.job = job;
-            this.number = job.job().attempts() + 1;
-            this.mdc = JobLogging.mdc(job.job(), number);
+            this.mdc = JobLogging.mdc(job.job(), job.job().attempts());
             this.handling = handling;
         }
     }
 
     /**
-     * Claims one job, runs the handler's database work and prepares the transaction, on one
-     * connection; null when nothing was claimable. An attempt whose handler or PREPARE failed
-     * comes back with its failure, its transaction rolled back.
+     * The claiming transaction, on one connection: deletes the claimed job, runs the handler's
+     * database work and prepares. A failure is left in the attempt, with the transaction rolled
+     * back (the job then stands as the claim left it: attempt counted, held).
      */
-    private @Nullable Attempt claimAndPrepare(PreparedTransactions prepared) {
-        Connection connection = connections.borrow();
+    private void prepare(PreparedTransactions prepared, Attempt attempt) {
+        Connection connection;
+        try {
+            connection = connections.borrow();
+        } catch (RuntimeException e) {
+            attempt.failure = e;
+            return;
+        }
         try {
             connection.setAutoCommit(false);
             DSLContext tx = connections.on(connection);
-            List<Job> jobs = queue.claimInTransaction(tx, claim);
-            if (jobs.isEmpty()) {
+            if (!queue.takeTwoPhase(tx, attempt.job.job())) {
+                attempt.taken = true;
                 connection.rollback();
-                return null;
+                return;
             }
-            Job job = jobs.get(0);
-            Attempt attempt = new Attempt(
-                    new PreparedJob(job, prepared.gid(job.id())), observing.start(new Operation.HandleJobs(jobs)));
-            try {
-                handler.handleInTransaction(job, tx);
-                prepared.prepare(tx, attempt.job.gid());
-                if (seam != Seam.NONE) {
-                    attempt.preparedBy = connection.unwrap(PGConnection.class).getBackendPID();
-                }
-            } catch (Exception | Error e) {
-                attempt.failure = e;
-                rollbackQuietly(connection, e);
+            handler.handleInTransaction(attempt.job.job(), tx);
+            prepared.prepare(tx, attempt.job.gid());
+            if (seam != Seam.NONE) {
+                attempt.preparedBy = connection.unwrap(PGConnection.class).getBackendPID();
             }
-            return attempt;
-        } catch (SQLException e) {
+        } catch (Exception | Error e) {
+            attempt.failure = e;
             rollbackQuietly(connection, e);
-            throw PgErrors.translate(e);
-        } catch (RuntimeException e) {
-            rollbackQuietly(connection, e);
-            throw Errors.rethrow(e);
         } finally {
             // After PREPARE (or the rollback) no transaction is open: back to auto-commit sends nothing.
             release(connection);
+        }
+    }
+
+    /** A claim found the job past its last attempt: the worker of that attempt died before recording it. */
+    private void failExhausted(Job job) {
+        try {
+            connections.autoCommit(ctx -> queue.failExhaustedTwoPhase(ctx, job));
+            LOG.error(
+                    "job {} ({}) of queue {} failed for good: its last attempt ({} of {}) did not finish, its worker "
+                            + "died before recording the outcome",
+                    job.id(),
+                    job.kind(),
+                    job.queue(),
+                    job.maxAttempts(),
+                    job.maxAttempts());
+        } catch (RuntimeException e) {
+            LOG.warn("job {} of queue {} is past its last attempt but could not be failed", job.id(), job.queue(), e);
         }
     }
 
@@ -534,34 +581,34 @@ public final class TwoPhaseWorker implements AutoCloseable {
         Throwable cause = Objects.requireNonNull(error, "error");
         Job job = attempt.job.job();
         try {
-            FailResult result =
-                    connections.autoCommit(ctx -> queue.requeueRolledBack(ctx, job, JobLogging.describe(cause)));
+            FailResult result = connections.autoCommit(ctx -> queue.failTwoPhase(ctx, job, JobLogging.describe(cause)));
             processed.incrementAndGet();
             if (result.outcome() == FailResult.Outcome.LEASE_LOST) {
                 LOG.atLevel(handlerFailureLogLevel)
                         .setCause(cause)
                         .log(
-                                "job {} ({}) of queue {} failed, attempt {}{}; the attempt is not counted: the job is "
-                                        + "held by another claim (claimed again at once, or its transaction was "
-                                        + "prepared after all and waits for a resolver)",
+                                "job {} ({}) of queue {} failed, attempt {}{}; not recorded: another claimer took the "
+                                        + "job meanwhile (its hold of {} ran out)",
                                 job.id(),
                                 job.kind(),
                                 job.queue(),
-                                attempt.number,
-                                rolledBack == null ? "" : "; " + rolledBack);
+                                job.attempts(),
+                                rolledBack == null ? "" : "; " + rolledBack,
+                                hold);
             } else {
-                JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, attempt.number, cause, result);
+                JobLogging.handlerFailed(LOG, handlerFailureLogLevel, job, job.attempts(), cause, result);
             }
-        } catch (RuntimeException countFailure) {
-            countFailure.addSuppressed(cause);
+        } catch (RuntimeException recordFailure) {
+            recordFailure.addSuppressed(cause);
             LOG.warn(
-                    "job {} ({}) of queue {} failed, attempt {}, and is back in the queue, but the attempt could not be "
-                            + "counted",
+                    "job {} ({}) of queue {} failed, attempt {}; the failure could not be recorded: the job runs again "
+                            + "once its hold of {} runs out, its attempt counted",
                     job.id(),
                     job.kind(),
                     job.queue(),
-                    attempt.number,
-                    countFailure);
+                    job.attempts(),
+                    hold,
+                    recordFailure);
         } finally {
             attempt.handling.error(cause);
         }
@@ -717,7 +764,9 @@ public final class TwoPhaseWorker implements AutoCloseable {
          * settles it; default 5 minutes. Keep it above the longest side effect plus the time to
          * commit: a worker still inside its side effect must not be second-guessed. Zero settles
          * everything prepared, which only a resolver that knows no worker of the queue is running
-         * may do (tests, a tool run after the workers stopped).
+         * may do (tests, a tool run after the workers stopped). It is also how long a claim holds
+         * its job (at least a minute): a worker that dies before {@code PREPARE} leaves the job
+         * claimable again after that.
          *
          * @param resolveOlderThan zero or more
          * @return this builder

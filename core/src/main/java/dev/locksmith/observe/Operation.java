@@ -134,7 +134,7 @@ public sealed interface Operation
      * Recording a failed attempt: {@code JobQueue.fail} for a leased job, or the requeue of a job
      * {@code TransactionalWorker} or {@code TwoPhaseWorker} claimed. Ends
      * {@link Outcome#RETRY_SCHEDULED}, {@link Outcome#FAILED} or {@link Outcome#LEASE_LOST} (for
-     * {@code TwoPhaseWorker}: the job was claimed again before the attempt was counted).
+     * {@code TwoPhaseWorker}: another claimer took the job after its claim's hold ran out).
      *
      * @param job the job whose attempt failed
      */

@@ -81,7 +81,17 @@ class TwoPhaseConcurrencyTest extends TwoPhaseTest {
                 committedOrStuck.countDown();
             }
         };
-        LocksmithObserver completions = counting(JobEvent.COMPLETED, committedOrStuck);
+        AtomicInteger recordedFailures = new AtomicInteger();
+        LocksmithObserver completions = new LocksmithObserver() {
+            @Override
+            public void jobEvent(JobEvent event, Job job) {
+                if (event == JobEvent.COMPLETED) {
+                    committedOrStuck.countDown();
+                } else if (event == JobEvent.RETRY_SCHEDULED) {
+                    recordedFailures.incrementAndGet();
+                }
+            }
+        };
         List<HikariDataSource> pools = new ArrayList<>();
         List<TwoPhaseWorker> workers = new ArrayList<>();
         try {
@@ -138,6 +148,10 @@ class TwoPhaseConcurrencyTest extends TwoPhaseTest {
                 killedBeforeCommit.get(),
                 killedBeforeRollback.get(),
                 resolved);
+        assertThat(recordedFailures)
+                .as("every failed side effect whose ROLLBACK PREPARED went through was recorded, with its backoff "
+                        + "(the others by the resolver); none lost to a claimer")
+                .hasValue(failedEffects.get() - killedBeforeRollback.get());
         Map<Long, Integer> once = ids.stream().collect(Collectors.toMap(Function.identity(), id -> 1));
         assertThat(effects()).as("side effects per job (seed %d)", seed).isEqualTo(once);
         assertThat(results()).as("handler rows per job (seed %d)", seed).isEqualTo(once);

@@ -92,7 +92,7 @@ class TwoPhaseKilledConnectionTest extends TwoPhaseTest {
 
             @Override
             public void performSideEffect(PreparedJob job) throws IOException {
-                if (job.job().attempts() == 0) {
+                if (job.job().attempts() == 1) {
                     throw new IOException("provider unreachable");
                 }
                 recordEffect(job);

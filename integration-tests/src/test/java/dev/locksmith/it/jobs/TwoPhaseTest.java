@@ -165,10 +165,13 @@ abstract class TwoPhaseTest extends DatabaseTest {
 
     /**
      * What a worker that died after {@code PREPARE TRANSACTION} leaves: job {@code jobId} claimed
-     * (deleted), the handler's row written, the transaction prepared under the job's gid (or
-     * {@code gid}), and the connection gone.
+     * (its attempt counted and the job held, committed; then deleted in the transaction), the
+     * handler's row written, the transaction prepared under {@code gid}, and the connection gone.
      */
     void prepareByHand(long jobId, String gid) throws SQLException {
+        dsl.execute(
+                "UPDATE locksmith.jobs SET attempts = attempts + 1, run_at = now() + interval '1 minute' WHERE id = ?",
+                jobId);
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
             DSLContext tx = DSL.using(c);

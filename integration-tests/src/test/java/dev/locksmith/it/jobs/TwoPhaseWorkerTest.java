@@ -102,11 +102,15 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
                     .as("sessions holding an open transaction while the side effect runs")
                     .isEqualTo(0L);
             assertThat(claimableIds("held")).as("claims skip the prepared job").isEmpty();
-            assertThat(queue.find(dsl, id))
-                    .as("other sessions read the row as it was claimed")
-                    .get()
-                    .extracting(Job::status)
+            Job asClaimed = queue.find(dsl, id).orElseThrow();
+            assertThat(asClaimed.status())
+                    .as("other sessions read the row as the claim left it")
                     .isEqualTo(JobStatus.PENDING);
+            assertThat(asClaimed.attempts()).as("the claim counted the attempt").isEqualTo(1);
+            assertThat(dsl.fetchValue(
+                            "SELECT run_at > now() + interval '30 seconds' FROM locksmith.jobs WHERE id = ?", id))
+                    .as("and holds the job")
+                    .isEqualTo(true);
             assertThat(results())
                     .as("the handler's writes are not committed yet")
                     .isEmpty();
@@ -126,7 +130,7 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
         long id = queue.enqueue(
                 dsl, NewJob.builder("flaky", "charge").maxAttempts(5).build());
         List<String> gids = new CopyOnWriteArrayList<>();
-        List<Integer> attemptsBefore = new CopyOnWriteArrayList<>();
+        List<Integer> attemptNumbers = new CopyOnWriteArrayList<>();
         AtomicInteger calls = new AtomicInteger();
         CountDownLatch committed = new CountDownLatch(1);
         TwoPhaseJobHandler flaky = new TwoPhaseJobHandler() {
@@ -138,7 +142,7 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
             @Override
             public void performSideEffect(PreparedJob job) throws IOException {
                 gids.add(job.gid());
-                attemptsBefore.add(job.job().attempts());
+                attemptNumbers.add(job.job().attempts());
                 if (calls.incrementAndGet() < 3) {
                     throw new IOException("provider unavailable");
                 }
@@ -158,7 +162,7 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
                     .isEqualTo(3);
         }
         assertThat(gids).containsExactly(gidOf(id), gidOf(id), gidOf(id));
-        assertThat(attemptsBefore).containsExactly(0, 1, 2);
+        assertThat(attemptNumbers).as("the attempt numbers").containsExactly(1, 2, 3);
         assertThat(results()).as("the failed attempts' writes were rolled back").containsExactly(entry(id, 1));
         assertThat(effects()).containsExactly(entry(id, 1));
     }
@@ -206,7 +210,7 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
             @Override
             public void handleInTransaction(Job job, DSLContext tx) {
                 tx.execute("INSERT INTO twophase_results VALUES (?)", job.id());
-                if (job.attempts() == 0) {
+                if (job.attempts() == 1) {
                     throw new IllegalStateException("order not found yet");
                 }
             }
@@ -226,7 +230,7 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
                 .start()) {
             await(committed, "the job committed on its second attempt");
         }
-        assertThat(sideEffectsAtAttempt).containsExactly(1);
+        assertThat(sideEffectsAtAttempt).containsExactly(2);
         assertThat(results()).containsExactly(entry(id, 1));
         assertThat(effects()).containsExactly(entry(id, 1));
     }
@@ -398,5 +402,28 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
         }
         assertThat(results()).containsExactly(entry(id, 1));
         assertThat(effects()).containsExactly(entry(id, 1));
+    }
+
+    @Test
+    void aJobWhoseWorkerDiedBeforeRecordingItsLastAttemptIsFailedByTheNextClaim() throws Exception {
+        long id = queue.enqueue(
+                dsl, NewJob.builder("died", "charge").maxAttempts(2).build());
+        // what a claim of its last attempt leaves when its worker dies before PREPARE, once the hold ran out
+        dsl.execute("UPDATE locksmith.jobs SET attempts = 2, last_error = 'timeout' WHERE id = ?", id);
+        CountDownLatch failed = new CountDownLatch(1);
+        try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
+                        observed(counting(JobEvent.FAILED, failed)), "died", recording(), ledgerCheck())
+                .threads(1)
+                .pollInterval(POLL)
+                .build()
+                .start()) {
+            await(failed, "the job failed for good");
+        }
+        Job job = queue.find(dsl, id).orElseThrow();
+        assertThat(job.status()).isEqualTo(JobStatus.FAILED);
+        assertThat(job.attempts()).isEqualTo(2);
+        assertThat(job.lastError()).contains("last attempt (2 of 2) did not finish", "before: timeout");
+        assertThat(results()).isEmpty();
+        assertThat(effects()).isEmpty();
     }
 }
