@@ -114,6 +114,12 @@ public final class JobQueue {
     private static final List<Field<String>> FINISHED = List.of(DONE, FAILED, CANCELLED);
     private static final int MAX_ERROR_LENGTH = 10_000;
     private static final int RESCUE_BATCH = 1000;
+    /**
+     * How long the steps of a two-phase job wait for its row: only another claimer, after the
+     * claim's hold ran out, holds it longer than a moment.
+     */
+    private static final dev.locksmith.LockWait TWO_PHASE_LOCK_WAIT =
+            dev.locksmith.LockWait.upTo(Duration.ofSeconds(10));
 
     private final DSLContext dsl;
     private final JobQueueConfig config;
@@ -569,6 +575,15 @@ public final class JobQueue {
 
     /** Runs the recording of a failed attempt as an observed {@link Operation.FailJob}. */
     private FailResult failed(Job job, java.util.function.Supplier<FailResult> statement) {
+        return failed(job, statement, true);
+    }
+
+    /**
+     * Runs the recording of a failed attempt as an observed {@link Operation.FailJob}; a
+     * {@link FailResult.Outcome#LEASE_LOST} result is reported as a {@link JobEvent} only when
+     * {@code reportLost} (a job of {@link TwoPhaseWorker} has no lease to lose).
+     */
+    private FailResult failed(Job job, java.util.function.Supplier<FailResult> statement, boolean reportLost) {
         if (!observing.enabled()) {
             return statement.get();
         }
@@ -579,16 +594,178 @@ public final class JobQueue {
             case SNOOZED -> Outcome.SNOOZED;
             case CANCELLED -> Outcome.CANCELLED;
         });
-        observing.jobEvent(
-                switch (result.outcome()) {
-                    case RETRY_SCHEDULED -> JobEvent.RETRY_SCHEDULED;
-                    case FAILED -> JobEvent.FAILED;
-                    case LEASE_LOST -> JobEvent.LEASE_LOST;
-                    case SNOOZED -> JobEvent.SNOOZED;
-                    case CANCELLED -> JobEvent.CANCELLED;
-                },
-                job);
+        if (result.outcome() != FailResult.Outcome.LEASE_LOST || reportLost) {
+            observing.jobEvent(
+                    switch (result.outcome()) {
+                        case RETRY_SCHEDULED -> JobEvent.RETRY_SCHEDULED;
+                        case FAILED -> JobEvent.FAILED;
+                        case LEASE_LOST -> JobEvent.LEASE_LOST;
+                        case SNOOZED -> JobEvent.SNOOZED;
+                        case CANCELLED -> JobEvent.CANCELLED;
+                    },
+                    job);
+        }
         return result;
+    }
+
+    // ------------------------------------------------------------------ two-phase steps (TwoPhaseWorker)
+
+    /**
+     * The first step of a {@link TwoPhaseWorker} claim, one auto-committed statement: up to
+     * {@code claim.limit()} due jobs get {@code attempts + 1} and {@code run_at = now + hold},
+     * staying {@code pending}. Counting the attempt in a committed statement before the claiming
+     * transaction is what makes a rollback of that transaction (the side effect failed, or the
+     * resolver rolled it back) restore a job whose attempt is counted and which no claimer takes
+     * until the worker has written its backoff: the alternative, counting after the rollback,
+     * races with claimers, which won more than half of the time in a loaded test.
+     */
+    List<Job> claimForTwoPhase(DSLContext autoCommit, Claim claim, Duration hold) {
+        DSLContext ctx = schema.on(autoCommit);
+        RenderedQuery statement =
+                claim.shards().isEmpty() ? statements.claimTwoPhase : statements.claimTwoPhaseOnShards;
+        return claimed(
+                claim,
+                false,
+                () -> sorted(statement.fetch(
+                        ctx, claimBinds(statement, claim).setInterval(JobStatements.HOLD, hold), JobStatements::job)));
+    }
+
+    /**
+     * The second step, in the transaction to be prepared: deletes the job claimed by
+     * {@link #claimForTwoPhase}, if it is still as that claim left it (pending, with the
+     * attempts it counted), waiting for its row at most {@link #TWO_PHASE_LOCK_WAIT}.
+     *
+     * @return false when the hold ran out and another claimer has the job; the transaction is
+     *     then to be rolled back
+     */
+    boolean takeTwoPhase(DSLContext tx, Job job) {
+        DSLContext ctx = schema.on(tx);
+        try {
+            return TWO_PHASE_LOCK_WAIT.run(
+                            ctx,
+                            () -> ctx.deleteFrom(JOBS)
+                                    .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
+                                    .execute())
+                    == 1;
+        } catch (dev.locksmith.LockNotAvailableException stillHeld) {
+            return false;
+        }
+    }
+
+    /**
+     * Records the failure of a two-phase attempt after its transaction rolled back (the attempt was
+     * counted by the claim): {@code last_error}, and {@code run_at} after the retry backoff, or
+     * {@code failed} when it was the last attempt. The job is not due meanwhile (the claim's
+     * hold), so no claimer competes for it.
+     *
+     * @return {@link FailResult.Outcome#LEASE_LOST} when the job is no longer as the claim left it
+     *     (the hold ran out and another claimer took it); nothing changed then
+     */
+    FailResult failTwoPhase(DSLContext autoCommit, Job job, @Nullable String error) {
+        DSLContext ctx = schema.on(autoCommit);
+        boolean lastAttempt = job.attempts() >= job.maxAttempts();
+        Duration delay = config.retryBackoff()
+                .delay(Math.max(1, job.attempts()), ThreadLocalRandom.current().nextDouble());
+        return failed(
+                job,
+                () -> {
+                    Optional<OffsetDateTime> runAt = onHeldJob(
+                            ctx,
+                            c -> {
+                                var update = c.update(JOBS)
+                                        .set(JOBS.LAST_ERROR, truncate(error))
+                                        .set(JOBS.UPDATED_AT, statementTime());
+                                return (lastAttempt
+                                                ? update.set(JOBS.STATUS, FAILED)
+                                                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                                : update.set(JOBS.RUN_AT, after(delay)))
+                                        .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                        .returning(JOBS.RUN_AT)
+                                        .fetchOptional()
+                                        .map(JobsRecord::getRunAt);
+                            },
+                            Optional.empty());
+                    if (runAt.isEmpty()) {
+                        return new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty());
+                    }
+                    return lastAttempt
+                            ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                            : new FailResult(FailResult.Outcome.RETRY_SCHEDULED, runAt);
+                },
+                false);
+    }
+
+    /**
+     * Gives a two-phase job back without counting its attempt (PREPARE found no free slot: the
+     * server's capacity, not the job's failure), due after {@code delay}.
+     */
+    void releaseTwoPhase(DSLContext autoCommit, Job job, Duration delay) {
+        DSLContext ctx = schema.on(autoCommit);
+        onHeldJob(
+                ctx,
+                c -> c.update(JOBS)
+                        .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                        .set(JOBS.RUN_AT, after(delay))
+                        .set(JOBS.UPDATED_AT, statementTime())
+                        .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                        .execute(),
+                0);
+    }
+
+    /**
+     * Fails a job that a two-phase claim found past its last attempt: the worker of that attempt
+     * died before it could record the outcome (before PREPARE, or its resolver's record was lost).
+     */
+    FailResult failExhaustedTwoPhase(DSLContext autoCommit, Job job) {
+        DSLContext ctx = schema.on(autoCommit);
+        String error = "its last attempt (" + job.maxAttempts() + " of " + job.maxAttempts()
+                + ") did not finish: the worker died before recording its outcome"
+                + (job.lastError() == null ? "" : "; before: " + job.lastError());
+        return failed(
+                job,
+                () -> onHeldJob(
+                                        ctx,
+                                        c -> c.update(JOBS)
+                                                .set(JOBS.STATUS, FAILED)
+                                                .set(JOBS.ATTEMPTS, job.maxAttempts())
+                                                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                                .set(JOBS.UPDATED_AT, statementTime())
+                                                .set(JOBS.LAST_ERROR, truncate(error))
+                                                .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                                .execute(),
+                                        0)
+                                == 1
+                        ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                        : new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty()),
+                false);
+    }
+
+    /**
+     * Runs {@code statement} on a two-phase job in a transaction of its own, under
+     * {@link #TWO_PHASE_LOCK_WAIT}; {@code whenHeld} when the job's row stayed locked all along.
+     */
+    private <T> T onHeldJob(DSLContext autoCommit, java.util.function.Function<DSLContext, T> statement, T whenHeld) {
+        try {
+            return Errors.translating(() -> autoCommit.transactionResult(
+                    c -> TWO_PHASE_LOCK_WAIT.run(c.dsl(), () -> statement.apply(c.dsl()))));
+        } catch (dev.locksmith.LockNotAvailableException stillHeld) {
+            return whenHeld;
+        }
+    }
+
+    /**
+     * The job's id, locked, while it is pending with the attempts its two-phase claim gave it. It
+     * waits for the lock rather than skipping it: a claim whose snapshot still saw the job as due
+     * locks it for a moment before it finds it changed (and leaves it), and skipping would take
+     * that for another claimer. {@link #TWO_PHASE_LOCK_WAIT} bounds the wait.
+     */
+    private static org.jooq.Select<org.jooq.Record1<Long>> heldAsClaimed(DSLContext ctx, Job job) {
+        return ctx.select(JOBS.ID)
+                .from(JOBS)
+                .where(JOBS.ID.eq(job.id()))
+                .and(JOBS.STATUS.eq(PENDING))
+                .and(JOBS.ATTEMPTS.eq(job.attempts()))
+                .forUpdate();
     }
 
     /**

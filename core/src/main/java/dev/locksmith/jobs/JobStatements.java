@@ -34,6 +34,7 @@ final class JobStatements {
     static final String IDS = "ids";
     static final String LEASE_ID = "lease_id";
     static final String LEASE_IDS = "lease_ids";
+    static final String HOLD = "hold";
 
     /** The columns a {@link Job} is made of. */
     private static final List<SelectField<?>> JOB_COLUMNS = List.of(
@@ -63,6 +64,8 @@ final class JobStatements {
     final RenderedQuery heartbeat;
     final RenderedQuery completeByDeleting;
     final RenderedQuery completeKeepingDone;
+    final RenderedQuery claimTwoPhase;
+    final RenderedQuery claimTwoPhaseOnShards;
 
     JobStatements(DSLContext dsl) {
         Param<String> worker = DSL.param(WORKER, SQLDataType.VARCHAR);
@@ -73,6 +76,9 @@ final class JobStatements {
         claimInTransactionOnShards = RenderedQuery.of(
                 dsl, dsl.deleteFrom(JOBS).where(JOBS.ID.in(claimable(true))).returning(JOB_COLUMNS));
         claim = RenderedQuery.of(dsl, leaseUpdate(dsl, worker, leaseEnd, false));
+        Field<OffsetDateTime> holdEnd = JobQueue.statementTime().plus(DSL.param(HOLD, SQLDataType.INTERVALDAYTOSECOND));
+        claimTwoPhase = RenderedQuery.of(dsl, twoPhaseClaim(dsl, holdEnd, false));
+        claimTwoPhaseOnShards = RenderedQuery.of(dsl, twoPhaseClaim(dsl, holdEnd, true));
         claimOnShards = RenderedQuery.of(dsl, leaseUpdate(dsl, worker, leaseEnd, true));
         heartbeat = RenderedQuery.of(
                 dsl,
@@ -106,6 +112,21 @@ final class JobStatements {
                 .set(JOBS.LOCKED_UNTIL, leaseEnd)
                 .set(JOBS.LEASE_ID, DSL.function("gen_random_uuid", SQLDataType.UUID))
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(JOBS.ID.in(claimable(shards)))
+                .returning(JOB_COLUMNS);
+    }
+
+    /**
+     * The first step of {@link TwoPhaseWorker}'s claim, auto-committed: counts the attempt and
+     * holds the job ({@code run_at} moved ahead by the hold), leaving it {@code pending}, so that
+     * a rollback of the claiming transaction later restores a job whose attempt is counted and
+     * that no claimer takes before the worker has written its backoff.
+     */
+    private static org.jooq.Query twoPhaseClaim(DSLContext dsl, Field<OffsetDateTime> holdEnd, boolean shards) {
+        return dsl.update(JOBS)
+                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
+                .set(JOBS.RUN_AT, holdEnd)
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(JOBS.ID.in(claimable(shards)))
                 .returning(JOB_COLUMNS);

@@ -7,6 +7,9 @@
  * transaction, with heartbeats and rescue of expired leases), and
  * {@link dev.locksmith.jobs.TransactionalWorker} runs a batch inside the claiming transaction,
  * so the handler's writes and the completion commit together.
+ * {@link dev.locksmith.jobs.TwoPhaseWorker} adds a side effect outside the database between
+ * {@code PREPARE TRANSACTION} and {@code COMMIT PREPARED}, with a resolver for the transactions a
+ * dead worker leaves prepared.
  */
 @NullMarked
 package dev.locksmith.jobs;

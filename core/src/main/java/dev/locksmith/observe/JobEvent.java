@@ -13,7 +13,8 @@ public enum JobEvent {
     CLAIMED,
     /**
      * The job was completed: by {@code JobQueue.complete}/{@code completeAll} for a leased job, by
-     * the commit of {@code TransactionalWorker}'s transaction for a job it handled.
+     * the commit of {@code TransactionalWorker}'s transaction for a job it handled, by
+     * {@code COMMIT PREPARED} of {@code TwoPhaseWorker} or of its resolver.
      */
     COMPLETED,
     /** An attempt failed and the job will run again after its backoff. */

@@ -53,13 +53,16 @@ public sealed interface Operation
     /**
      * A worker runs its handler: one job for {@code JobWorker} (and for {@code
      * TransactionalWorker} when it isolates jobs), a batch for {@code TransactionalWorker}
-     * otherwise. Ends {@link Outcome#OK} when the handler returned (for {@code JobWorker}, when
-     * the completion committed too), {@link Outcome#LEASE_LOST} when the lease was gone at
+     * otherwise; for {@code TwoPhaseWorker} one job, from its claim through the side effect to
+     * {@code COMMIT PREPARED}. Ends {@link Outcome#OK} when the handler returned (for
+     * {@code JobWorker}, when the completion committed too; for {@code TwoPhaseWorker}, when
+     * {@code COMMIT PREPARED} did), {@link Outcome#LEASE_LOST} when the lease was gone at
      * completion, {@link Outcome#SNOOZED} or {@link Outcome#CANCELLED} when the handler snoozed
      * or cancelled its job ({@code JobControl}); {@link Observation#error} with what the handler
      * threw (a failure, or a control that retries or fails the job), once the failed attempt of a
      * single job has been recorded (so its {@link FailJob} runs inside this operation, as a
-     * completion does).
+     * completion does), or with why {@code COMMIT PREPARED} failed (a resolver settles the job
+     * later).
      *
      * @param jobs the jobs handed to the handler, at least one
      */
@@ -132,9 +135,10 @@ public sealed interface Operation
     /**
      * Recording a failed attempt or what a handler's {@code JobControl} asked for:
      * {@code JobQueue.fail} or {@code settle} for a leased job, or the requeue of a job
-     * {@code TransactionalWorker} claimed. Ends {@link Outcome#RETRY_SCHEDULED},
-     * {@link Outcome#FAILED}, {@link Outcome#SNOOZED}, {@link Outcome#CANCELLED} or
-     * {@link Outcome#LEASE_LOST}.
+     * {@code TransactionalWorker} or {@code TwoPhaseWorker} claimed. Ends
+     * {@link Outcome#RETRY_SCHEDULED}, {@link Outcome#FAILED}, {@link Outcome#SNOOZED},
+     * {@link Outcome#CANCELLED} or {@link Outcome#LEASE_LOST} (for {@code TwoPhaseWorker}:
+     * another claimer took the job after its claim's hold ran out).
      *
      * @param job the job whose attempt failed
      */

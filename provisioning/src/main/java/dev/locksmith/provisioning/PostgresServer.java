@@ -27,6 +27,10 @@ import org.testcontainers.utility.DockerImageName;
  * nothing is written to the database named in an explicit URL. Closing the server drops every
  * scratch database still open and stops a server this process started. A JVM shutdown hook
  * does the same if {@link #close()} was never called, so a failed run leaves nothing behind.
+ *
+ * <p>A server this class starts (Testcontainers, embedded) runs with {@code max_connections=300}
+ * and {@code max_prepared_transactions=100}, so that two-phase commit can be tested; an explicit
+ * server is used as it is configured.
  */
 public final class PostgresServer implements AutoCloseable {
 
@@ -34,6 +38,16 @@ public final class PostgresServer implements AutoCloseable {
 
     /** Image used on the Testcontainers path; pinned to the embedded major version. */
     public static final String CONTAINER_IMAGE = "postgres:17-alpine";
+
+    /** {@code max_connections} of a server this class starts (Testcontainers, embedded). */
+    private static final int MAX_CONNECTIONS = 300;
+
+    /**
+     * {@code max_prepared_transactions} of a server this class starts: PostgreSQL's default is 0,
+     * which disables {@code PREPARE TRANSACTION}, and the two-phase worker's tests need it. An
+     * explicit server keeps its own setting.
+     */
+    static final int MAX_PREPARED_TRANSACTIONS = 100;
 
     private final Source source;
     private final String adminJdbcUrl;
@@ -107,7 +121,12 @@ public final class PostgresServer implements AutoCloseable {
                         source, settings.jdbcUrl().orElseThrow(), settings.user(), settings.password(), null);
             case TESTCONTAINERS: {
                 PostgreSQLContainer container = new PostgreSQLContainer(DockerImageName.parse(CONTAINER_IMAGE))
-                        .withCommand("postgres", "-c", "max_connections=300");
+                        .withCommand(
+                                "postgres",
+                                "-c",
+                                "max_connections=" + MAX_CONNECTIONS,
+                                "-c",
+                                "max_prepared_transactions=" + MAX_PREPARED_TRANSACTIONS);
                 container.start();
                 try {
                     return new PostgresServer(
@@ -135,7 +154,8 @@ public final class PostgresServer implements AutoCloseable {
                             .setDataDirectory(dataDirectory)
                             .setCleanDataDirectory(false)
                             .setRegisterShutdownHook(false)
-                            .setServerConfig("max_connections", "300")
+                            .setServerConfig("max_connections", Integer.toString(MAX_CONNECTIONS))
+                            .setServerConfig("max_prepared_transactions", Integer.toString(MAX_PREPARED_TRANSACTIONS))
                             .start();
                 } catch (java.io.IOException e) {
                     throw new IllegalStateException("embedded PostgreSQL did not start: " + e.getMessage(), e);

@@ -1,0 +1,66 @@
+package dev.locksmith.jobs;
+
+/**
+ * Reaches {@link TwoPhaseWorker}'s package-private test seam from the tests of other packages:
+ * a hook between the steps of a job, on the worker's thread. Not API: it lives in the test
+ * sources, in the worker's package.
+ */
+public final class TwoPhaseSeams {
+
+    private TwoPhaseSeams() {}
+
+    /** Called just before {@code COMMIT PREPARED} or {@code ROLLBACK PREPARED}. */
+    @FunctionalInterface
+    public interface BeforeFinish {
+        /**
+         * @param job the prepared job
+         * @param commit true before {@code COMMIT PREPARED}, false before {@code ROLLBACK PREPARED}
+         * @param backendPid the server process of the connection about to send it
+         */
+        void run(PreparedJob job, boolean commit, int backendPid) throws Exception;
+    }
+
+    /** Called after {@code PREPARE TRANSACTION}, before the side effect. */
+    @FunctionalInterface
+    public interface AfterPrepare {
+        /**
+         * @param job the prepared job
+         * @param backendPid the server process of the connection that prepared it
+         */
+        void run(PreparedJob job, int backendPid) throws Exception;
+    }
+
+    /** {@code builder}, with {@code hook} run before each job's COMMIT or ROLLBACK PREPARED. */
+    public static TwoPhaseWorker.Builder beforeFinish(TwoPhaseWorker.Builder builder, BeforeFinish hook) {
+        return builder.seam(new TwoPhaseWorker.Seam() {
+            @Override
+            public void beforeFinish(PreparedJob job, boolean commit, int backendPid) {
+                unchecked(() -> hook.run(job, commit, backendPid));
+            }
+        });
+    }
+
+    /** {@code builder}, with {@code hook} run after each job's PREPARE TRANSACTION. */
+    public static TwoPhaseWorker.Builder afterPrepare(TwoPhaseWorker.Builder builder, AfterPrepare hook) {
+        return builder.seam(new TwoPhaseWorker.Seam() {
+            @Override
+            public void afterPrepare(PreparedJob job, int backendPid) {
+                unchecked(() -> hook.run(job, backendPid));
+            }
+        });
+    }
+
+    private interface Body {
+        void run() throws Exception;
+    }
+
+    private static void unchecked(Body body) {
+        try {
+            body.run();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
