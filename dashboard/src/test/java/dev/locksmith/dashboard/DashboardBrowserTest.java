@@ -39,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -104,6 +105,7 @@ class DashboardBrowserTest {
                 WebDriver browser = new ChromeDriver(service, options);
                 try {
                     WebDriverWait wait = new WebDriverWait(browser, WAIT);
+                    wait.ignoring(StaleElementReferenceException.class);
                     String base = dashboard.uri().toString();
 
                     // 1. Queues: counts change under a running workload, without a reload.
@@ -136,16 +138,16 @@ class DashboardBrowserTest {
                     // 2. A failed job: payload as text, last error with its stack trace; retry it.
                     browser.get(base + "jobs?queue=billing&status=failed");
                     shot(browser, screenshots, "jobs");
-                    browser.findElement(By.linkText(Long.toString(failed))).click();
+                    click(wait, By.linkText(Long.toString(failed)));
                     wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("payload")));
-                    assertThat(browser.findElement(By.id("payload")).getText()).contains("<script>alert(1)</script>");
-                    assertThat(browser.findElement(By.id("last-error")).getText())
+                    assertThat(text(browser, "payload")).contains("<script>alert(1)</script>");
+                    assertThat(text(browser, "last-error"))
                             .contains("IllegalStateException: card declined <img src=x onerror=alert(1)>")
                             .contains("at dev.locksmith.dashboard.DashboardBrowserTest");
                     assertThat(browser.findElements(By.cssSelector("#payload script")))
                             .isEmpty();
                     shot(browser, screenshots, "job");
-                    browser.findElement(By.id("action-retry")).click();
+                    click(wait, By.id("action-retry"));
                     wait.until(ExpectedConditions.elementToBeClickable(By.id("confirm")))
                             .click();
                     wait.until(ExpectedConditions.textToBe(By.id("job-status"), "pending"));
@@ -155,8 +157,7 @@ class DashboardBrowserTest {
 
                     // 3. Schedules and pool.
                     browser.get(base + "schedules");
-                    assertThat(browser.findElement(By.tagName("main")).getText())
-                            .contains("nightly-report");
+                    assertThat(text(browser, "live")).contains("nightly-report");
                     shot(browser, screenshots, "schedules");
                     browser.get(base + "pool");
                     assertThat(text(browser, "pool-leased")).isEqualTo("2");
@@ -186,19 +187,18 @@ class DashboardBrowserTest {
                         });
                         wait.until(ExpectedConditions.presenceOfElementLocated(By.id("blocking-graph")));
                         String graph = wait.until(d -> {
-                            String text = d.findElement(By.id("live")).getText();
+                            String text = text(d, "live");
                             return text.contains("pid " + blockedPid) ? text : null;
                         });
                         assertThat(graph)
                                 .contains("pid " + holderPid, "idle in transaction", "channel_accounts")
                                 .contains("waits", "transactionid ShareLock");
-                        assertThat(browser.findElement(By.cssSelector(".node.holder[data-pid='" + holderPid + "']"))
-                                        .isDisplayed())
-                                .isTrue();
-                        assertThat(browser.findElement(By.cssSelector(".node.holder[data-pid='" + holderPid
-                                                + "'] + ul .node.waiter[data-pid='" + blockedPid + "']"))
-                                        .isDisplayed())
-                                .isTrue();
+                        // The waiter is drawn beneath its holder (read again if a refresh replaced them).
+                        By holderNode = By.cssSelector(".node.holder[data-pid='" + holderPid + "']");
+                        By waiterNode = By.cssSelector(".node.holder[data-pid='" + holderPid
+                                + "'] + ul .node.waiter[data-pid='" + blockedPid + "']");
+                        wait.until(d -> d.findElement(holderNode).isDisplayed()
+                                && d.findElement(waiterNode).isDisplayed());
                         shot(browser, screenshots, "locks");
                         holder.rollback();
                         waiting.get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -252,8 +252,25 @@ class DashboardBrowserTest {
         pool.acquire(Duration.ofMinutes(2), "payouts-2").orElseThrow();
     }
 
+    /**
+     * An element's text, read in the page in one step: the live refresh replaces the elements
+     * every half second, so a handle found first and read later can be stale.
+     */
     private static String text(WebDriver browser, String id) {
-        return browser.findElement(By.id(id)).getText();
+        Object text = ((JavascriptExecutor) browser)
+                .executeScript("var e = document.getElementById(arguments[0]); return e ? e.innerText : null;", id);
+        if (text == null) {
+            throw new org.openqa.selenium.NoSuchElementException("#" + id);
+        }
+        return text.toString();
+    }
+
+    /** Clicks an element of the live part, finding it again if a refresh replaced it meanwhile. */
+    private static void click(WebDriverWait wait, By by) {
+        wait.until(d -> {
+            d.findElement(by).click();
+            return true;
+        });
     }
 
     private static int pid(Connection c) throws SQLException {
