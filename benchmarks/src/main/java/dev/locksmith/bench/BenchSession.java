@@ -69,6 +69,11 @@ public final class BenchSession implements AutoCloseable {
         return dsl;
     }
 
+    /** The pool of connections to the scratch database (sessions find the tables by {@code search_path}). */
+    public HikariDataSource pool() {
+        return pool;
+    }
+
     /** The scratch database. */
     public ScratchDatabase database() {
         return database;

@@ -9,8 +9,9 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Locksmith.Version.class,
         description =
-                "Typed PostgreSQL concurrency control through jOOQ: demo, benchmarks, schema migration, lock report.",
-        subcommands = {DemoCommand.class, BenchCommand.class, MigrateCommand.class, LocksCommand.class})
+                "Typed PostgreSQL concurrency control through jOOQ: demo, benchmarks, schema migration, lock report, dashboard.",
+        subcommands = {DemoCommand.class, BenchCommand.class, MigrateCommand.class, LocksCommand.class, UiCommand.class
+        })
 public final class Locksmith implements Runnable {
 
     /** Held strongly: java.util.logging forgets the level of a logger nobody references. */

@@ -881,6 +881,59 @@ public final class JobQueue {
     }
 
     /**
+     * Puts a {@code failed} or {@code cancelled} job back in its queue, in the caller's
+     * transaction: {@code pending}, due at once ({@code run_at} is the statement's time), its
+     * {@code finished_at} cleared, and {@code max_attempts} raised to {@code attempts + 1} when it
+     * had used them all, so that it gets one more claim; {@code attempts} and {@code last_error}
+     * are kept as a record of what happened. Locks the row until the caller's transaction ends;
+     * with {@link JobQueueConfig#notifyOnEnqueue()}, workers are woken when it commits. A job of
+     * an {@linkplain NewJob.Builder#orderingKey(String) ordering key} is the head of its key again
+     * if no live job of the key has a lower id, and then runs before the key's later jobs.
+     *
+     * @param tx the caller's transaction; the change commits or rolls back with it
+     * @param id the job id
+     * @return false when the job does not exist or is not failed or cancelled (nothing changed)
+     * @throws dev.locksmith.UniqueViolationException when the job has a unique key that a live job
+     *     of its queue holds now
+     */
+    public boolean retry(DSLContext tx, long id) {
+        DSLContext ctx = schema.on(tx);
+        Optional<String> queue = Errors.translating(() -> ctx.update(JOBS)
+                .set(JOBS.STATUS, PENDING)
+                .set(JOBS.RUN_AT, statementTime())
+                .set(JOBS.MAX_ATTEMPTS, DSL.greatest(JOBS.MAX_ATTEMPTS, JOBS.ATTEMPTS.plus(1)))
+                .setNull(JOBS.FINISHED_AT)
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(FAILED, CANCELLED)))
+                .returning(JOBS.QUEUE)
+                .fetchOptional()
+                .map(JobsRecord::getQueue));
+        if (queue.isPresent() && config.notifyOnEnqueue()) {
+            Errors.translating(
+                    () -> ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue.get())))
+                            .fetch());
+        }
+        return queue.isPresent();
+    }
+
+    /**
+     * Deletes one finished ({@code done}, {@code failed} or {@code cancelled}) job in the caller's
+     * transaction. A live job is left alone: {@linkplain #cancel cancel} it first. Locks the row
+     * until the caller's transaction ends.
+     *
+     * @param tx the caller's transaction; the deletion commits or rolls back with it
+     * @param id the job id
+     * @return false when the job does not exist or is still pending or running
+     */
+    public boolean deleteFinished(DSLContext tx, long id) {
+        DSLContext ctx = schema.on(tx);
+        return Errors.translating(() -> ctx.deleteFrom(JOBS)
+                        .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(FINISHED)))
+                        .execute())
+                == 1;
+    }
+
+    /**
      * Returns running jobs whose lease has expired to {@code pending} (or to {@code failed} when
      * they have used all their attempts), in batches of 1,000 skipping rows being changed right
      * now. Safe to run from every worker at once. Each batch is its own auto-committed statement.

@@ -2,6 +2,7 @@ package dev.locksmith.it.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.dashboard.Dashboard;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.micrometer.LocksmithMetrics;
 import dev.locksmith.opentelemetry.LocksmithTracing;
@@ -48,7 +49,16 @@ class ApiCompatibilityTest {
     private static final boolean ACCEPT_BREAKING = Boolean.getBoolean("locksmith.api.acceptBreaking");
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"core", "schema", "provisioning", "micrometer", "opentelemetry", "spring-boot-starter"})
+    @ValueSource(
+            strings = {
+                "core",
+                "schema",
+                "provisioning",
+                "micrometer",
+                "dashboard",
+                "opentelemetry",
+                "spring-boot-starter"
+            })
     void thePublicApiIsTheRecordedOne(String module) throws Exception {
         Set<String> current = ApiSignatures.of(root(module), getClass().getClassLoader());
         Path file = Path.of("..", module, "api", "locksmith-" + module + ".api");
@@ -123,6 +133,7 @@ class ApiCompatibilityTest {
             case "provisioning" -> PostgresServer.class;
             case "opentelemetry" -> LocksmithTracing.class;
             case "micrometer" -> LocksmithMetrics.class;
+            case "dashboard" -> Dashboard.class;
             case "spring-boot-starter" -> LocksmithAutoConfiguration.class;
             default -> throw new IllegalArgumentException(module);
         };

@@ -159,6 +159,48 @@ class JobQueueTest extends DatabaseTest {
     }
 
     @Test
+    void retryPutsAFailedJobBackWithOneMoreAttemptAndDeleteFinishedRemovesOnlyFinishedJobs() {
+        long id = queue.enqueue(dsl, NewJob.builder("q", "k").maxAttempts(1).build());
+        Job leased = queue.claim("q", 1, Duration.ofMinutes(1), "w").get(0);
+        assertThat(queue.fail(dsl, leased, "boom").outcome()).isEqualTo(FailResult.Outcome.FAILED);
+        assertThat(queue.deleteFinished(dsl, id + 1000)).isFalse();
+
+        boolean retried = dsl.transactionResult(c -> queue.retry(c.dsl(), id));
+        assertThat(retried).isTrue();
+        Job pending = queue.find(dsl, id).orElseThrow();
+        assertThat(pending.status()).isEqualTo(JobStatus.PENDING);
+        assertThat(pending.attempts()).isEqualTo(1);
+        assertThat(pending.maxAttempts()).isEqualTo(2);
+        assertThat(pending.lastError()).isEqualTo("boom");
+        assertThat(dsl.select(JOBS.FINISHED_AT).from(JOBS).where(JOBS.ID.eq(id)).fetchOne(JOBS.FINISHED_AT))
+                .isNull();
+        assertThat(queue.retry(dsl, id)).as("a pending job is not retried").isFalse();
+        assertThat(queue.deleteFinished(dsl, id))
+                .as("a live job is not deleted")
+                .isFalse();
+
+        Job again = queue.claim("q", 1, Duration.ofMinutes(1), "w").get(0);
+        assertThat(again.id()).isEqualTo(id);
+        assertThat(queue.complete(dsl, again)).isTrue();
+        assertThat(queue.retry(dsl, id))
+                .as("a completed job is gone without keepCompleted")
+                .isFalse();
+
+        long cancelled = queue.enqueue(dsl, NewJob.of("q", "k"));
+        assertThat(queue.cancel(dsl, cancelled)).isTrue();
+        assertThatThrownBy(() -> dsl.transaction(c -> {
+                    assertThat(queue.deleteFinished(c.dsl(), cancelled)).isTrue();
+                    throw new IllegalStateException("roll back");
+                }))
+                .hasMessageContaining("roll back");
+        assertThat(queue.find(dsl, cancelled))
+                .as("the deletion rolled back with the transaction")
+                .isPresent();
+        assertThat(queue.deleteFinished(dsl, cancelled)).isTrue();
+        assertThat(queue.find(dsl, cancelled)).isEmpty();
+    }
+
+    @Test
     void completeAllFinishesManyJobsInOneStatementAndKeepsThemWhenConfigured() {
         JobQueue keeping =
                 new JobQueue(dsl, JobQueueConfig.builder().keepCompleted(true).build());
