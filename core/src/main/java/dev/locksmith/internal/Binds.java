@@ -111,7 +111,7 @@ public final class Binds {
         return query;
     }
 
-    private Binds put(String name, Kind kind, Object value) {
+    private Binds put(String name, Kind kind, @Nullable Object value) {
         int index = query.nameIndex(name);
         kinds[index] = kind;
         values[index] = value;
@@ -119,7 +119,7 @@ public final class Binds {
     }
 
     /** A {@code varchar}/{@code text} value; null binds SQL NULL. */
-    public Binds set(String name, String value) {
+    public Binds set(String name, @Nullable String value) {
         return put(name, Kind.VARCHAR, value);
     }
 
@@ -198,8 +198,8 @@ public final class Binds {
         return put(name, Kind.UUID_ARRAY, values.toArray(UUID[]::new));
     }
 
-    /** A {@code varchar[]}/{@code text[]}. */
-    public Binds setStrings(String name, Collection<String> values) {
+    /** A {@code varchar[]}/{@code text[]}; null elements are SQL NULLs. */
+    public Binds setStrings(String name, Collection<? extends @Nullable String> values) {
         return put(name, Kind.VARCHAR_ARRAY, values.toArray(String[]::new));
     }
 

@@ -20,7 +20,6 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -124,6 +123,7 @@ public final class JobQueue {
     private final DSLContext dsl;
     private final JobQueueConfig config;
     private final JobStatements statements;
+    private final Enqueuer enqueuer;
     private final SchemaMapping schema;
     private final Observing observing;
 
@@ -148,6 +148,7 @@ public final class JobQueue {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
         this.statements = new JobStatements(dsl);
+        this.enqueuer = new Enqueuer(dsl, config.notifyOnEnqueue());
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
     }
@@ -263,17 +264,9 @@ public final class JobQueue {
 
     private List<Long> insert(DSLContext ctx, List<NewJob> jobs, @Nullable String traceparent) {
         boolean[] inserted = new boolean[jobs.size()];
-        List<Long> ids = Enqueuer.insert(ctx, jobs, traceparent, inserted);
+        List<Long> ids = enqueuer.insert(ctx, jobs, traceparent, inserted);
         if (observing.enabled()) {
             reportEnqueued(jobs, inserted);
-        }
-        if (config.notifyOnEnqueue()) {
-            Set<String> queues = new LinkedHashSet<>();
-            jobs.forEach(j -> queues.add(j.queue()));
-            for (String queue : queues) {
-                ctx.select(DSL.function("pg_notify", Object.class, DSL.val(CHANNEL), DSL.val(queue)))
-                        .fetch();
-            }
         }
         return ids;
     }
@@ -297,8 +290,8 @@ public final class JobQueue {
 
     /**
      * Deletes and returns up to {@code claim.limit()} due jobs in the caller's open transaction:
-     * {@code DELETE FROM jobs WHERE id IN (SELECT id ... ORDER BY priority, run_at, id LIMIT n
-     * FOR UPDATE SKIP LOCKED) RETURNING *}. Jobs other transactions are claiming are skipped, not
+     * {@code DELETE FROM jobs WHERE id = ANY(ARRAY(SELECT id ... ORDER BY priority, run_at, id
+     * LIMIT n FOR UPDATE SKIP LOCKED)) RETURNING *}. Jobs other transactions are claiming are skipped, not
      * waited for; an empty list means nothing is claimable right now. The deletion commits with
      * the caller's work; a rollback or crash restores the jobs. The claimed rows stay locked
      * until the caller's transaction ends.
@@ -314,7 +307,7 @@ public final class JobQueue {
         Objects.requireNonNull(claim, "claim");
         TransactionGuard.requireOpen(ctx, "claimInTransaction");
         RenderedQuery statement =
-                claim.shards().isEmpty() ? statements.claimInTransaction : statements.claimInTransactionOnShards;
+                statements.claimInTransaction(claim.limit(), !claim.shards().isEmpty());
         return claimed(
                 claim, false, () -> sorted(statement.fetch(ctx, claimBinds(statement, claim), JobStatements::job)));
     }
@@ -351,7 +344,8 @@ public final class JobQueue {
         Objects.requireNonNull(claim, "claim");
         requirePositive("lease", lease);
         NewJob.requireName("workerId", workerId, 128);
-        RenderedQuery statement = claim.shards().isEmpty() ? statements.claim : statements.claimOnShards;
+        RenderedQuery statement =
+                statements.claim(claim.limit(), !claim.shards().isEmpty());
         return claimed(
                 claim,
                 true,
@@ -622,7 +616,7 @@ public final class JobQueue {
     List<Job> claimForTwoPhase(DSLContext autoCommit, Claim claim, Duration hold) {
         DSLContext ctx = schema.on(autoCommit);
         RenderedQuery statement =
-                claim.shards().isEmpty() ? statements.claimTwoPhase : statements.claimTwoPhaseOnShards;
+                statements.claimTwoPhase(claim.limit(), !claim.shards().isEmpty());
         return claimed(
                 claim,
                 false,
@@ -1124,7 +1118,7 @@ public final class JobQueue {
     // ------------------------------------------------------------------ SQL pieces
 
     private static Binds claimBinds(RenderedQuery statement, Claim claim) {
-        Binds binds = statement.binds().set(JobStatements.QUEUE, claim.queue()).set(JobStatements.LIMIT, claim.limit());
+        Binds binds = statement.binds().set(JobStatements.QUEUE, claim.queue());
         return claim.shards().isEmpty() ? binds : binds.setInts(JobStatements.SHARDS, claim.shards());
     }
 

@@ -92,7 +92,7 @@ class GenericPlanTest extends DatabaseTest {
                 assertThat(name).as("the claim is a server-prepared statement").isNotNull();
                 c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
                 return c.dsl()
-                        .fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic', 3)")
+                        .fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic')")
                         .getValues(0, String.class);
             });
             System.out.println("generic plan of the transactional claim:\n  " + String.join("\n  ", plan));

@@ -201,7 +201,7 @@ class OrderedKeyClaimTest extends DatabaseTest {
                         .get(0, String.class);
                 c.dsl().execute("SET LOCAL plan_cache_mode = force_generic_plan");
                 return c.dsl()
-                        .fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic', 3)")
+                        .fetch("EXPLAIN EXECUTE " + c.dsl().render(DSL.name(name)) + "('generic')")
                         .getValues(0, String.class);
             });
             System.out.println("generic plan of the transactional claim:\n  " + String.join("\n  ", plan));
