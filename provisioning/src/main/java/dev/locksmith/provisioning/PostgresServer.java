@@ -89,10 +89,30 @@ public final class PostgresServer implements AutoCloseable {
      * @throws NoPostgresServerException at once when no source works, naming all three
      */
     public static PostgresServer start(ServerSettings settings) {
-        return start(settings, PostgresServer::dockerAvailable);
+        return start(settings, PostgresServer::dockerAvailable, false);
+    }
+
+    /**
+     * {@link #start(ServerSettings)}, but a server this class starts commits as a production
+     * server does: {@code fsync}, {@code synchronous_commit} and {@code full_page_writes} on
+     * (embedded PostgreSQL otherwise runs with {@code synchronous_commit} and {@code fsync} off,
+     * which makes every commit nearly free). For benchmarks whose figures should mean something
+     * to users; an explicit server is used as it is configured, and a Testcontainers server is
+     * durable either way.
+     *
+     * @param settings the explicit server, or the source to force, if any
+     * @return the running server; close it to stop it and drop its scratch databases
+     * @throws NoPostgresServerException at once when no source works, naming all three
+     */
+    public static PostgresServer startDurable(ServerSettings settings) {
+        return start(settings, PostgresServer::dockerAvailable, true);
     }
 
     static PostgresServer start(ServerSettings settings, BooleanSupplier dockerAvailable) {
+        return start(settings, dockerAvailable, false);
+    }
+
+    private static PostgresServer start(ServerSettings settings, BooleanSupplier dockerAvailable, boolean durable) {
         Objects.requireNonNull(settings, "settings");
         List<String> failures = new ArrayList<>();
         List<Source> plan = ResolutionPlan.plan(settings, dockerAvailable);
@@ -103,7 +123,7 @@ public final class PostgresServer implements AutoCloseable {
         }
         for (Source source : plan) {
             try {
-                PostgresServer server = startFrom(source, settings);
+                PostgresServer server = startFrom(source, settings, durable);
                 LOG.info("using {} -> {} ({})", source.description(), server.redactedUrl(), server.version());
                 return server;
             } catch (RuntimeException | Error e) {
@@ -114,7 +134,7 @@ public final class PostgresServer implements AutoCloseable {
         throw new NoPostgresServerException(failures);
     }
 
-    private static PostgresServer startFrom(Source source, ServerSettings settings) {
+    private static PostgresServer startFrom(Source source, ServerSettings settings, boolean durable) {
         switch (source) {
             case EXPLICIT:
                 return new PostgresServer(
@@ -150,13 +170,18 @@ public final class PostgresServer implements AutoCloseable {
                 try {
                     dataDirectory = java.nio.file.Files.createTempDirectory("locksmith-embedded-pg")
                             .toFile();
-                    embedded = EmbeddedPostgres.builder()
+                    EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
                             .setDataDirectory(dataDirectory)
                             .setCleanDataDirectory(false)
                             .setRegisterShutdownHook(false)
                             .setServerConfig("max_connections", Integer.toString(MAX_CONNECTIONS))
-                            .setServerConfig("max_prepared_transactions", Integer.toString(MAX_PREPARED_TRANSACTIONS))
-                            .start();
+                            .setServerConfig("max_prepared_transactions", Integer.toString(MAX_PREPARED_TRANSACTIONS));
+                    if (durable) {
+                        builder.setServerConfig("fsync", "on")
+                                .setServerConfig("synchronous_commit", "on")
+                                .setServerConfig("full_page_writes", "on");
+                    }
+                    embedded = builder.start();
                 } catch (java.io.IOException e) {
                     throw new IllegalStateException("embedded PostgreSQL did not start: " + e.getMessage(), e);
                 }
