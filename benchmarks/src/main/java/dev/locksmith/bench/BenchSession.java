@@ -29,14 +29,16 @@ public final class BenchSession implements AutoCloseable {
     private final List<AppliedChangeSet> applied;
     private final HikariDataSource pool;
     private final DSLContext dsl;
+    private final java.util.Optional<PgBench> pgbench;
 
     /**
-     * Obtains the server, creates a scratch database, migrates it into {@code schema}, and opens a
+     * Obtains the server (one this process starts commits durably, as a production server does:
+     * {@link PostgresServer#startDurable}), creates a scratch database, migrates it into {@code schema}, and opens a
      * pool of {@code poolSize} whose sessions find the tables by {@code search_path} (the raw JDBC
      * baselines write table names unqualified) and whose {@code DSLContext} maps the schema.
      */
     public BenchSession(ServerSettings settings, int poolSize, String schema) {
-        this.server = PostgresServer.start(settings);
+        this.server = PostgresServer.startDurable(settings);
         try {
             this.database = server.scratch("locksmith_bench").create("bench");
             this.applied = LocksmithSchema.migrate(database.dataSource(), schema, EnumSet.allOf(SchemaModule.class));
@@ -53,6 +55,7 @@ public final class BenchSession implements AutoCloseable {
             // otherwise runs on every statement, even when nothing is logged.
             this.dsl = TableSchema.using(
                     DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)), schema);
+            this.pgbench = PgBench.on(database, schema);
         } catch (RuntimeException e) {
             server.close();
             throw e;
@@ -104,14 +107,20 @@ public final class BenchSession implements AutoCloseable {
         pool.getHikariPoolMXBean().softEvictConnections();
     }
 
+    /** Where {@code pgbench} was found, or empty: the pgbench baselines are then left out. */
+    public java.util.Optional<java.nio.file.Path> pgbench() {
+        return pgbench.isPresent() ? PgBench.find() : java.util.Optional.empty();
+    }
+
     /** The workloads by name, in the order they run. */
     public Map<String, Workload> workloads() {
         Map<String, Workload> all = new LinkedHashMap<>();
         for (Workload w : List.of(
-                QueueWorkloads.queueTx(pool, dsl),
-                QueueWorkloads.queueLease(pool, dsl),
+                new EnqueueWorkload(pool, dsl, pgbench),
+                QueueWorkloads.queueTx(pool, dsl, pgbench),
+                QueueWorkloads.queueLease(pool, dsl, pgbench),
                 new KeyedQueueWorkload(pool, dsl),
-                new DrainWorkload(pool, dsl),
+                new DrainWorkload(pool, dsl, pgbench),
                 new PoolWorkload(pool, dsl),
                 new TransferWorkload(pool, dsl))) {
             all.put(w.name(), w);

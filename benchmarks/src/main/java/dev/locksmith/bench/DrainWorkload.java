@@ -4,6 +4,7 @@ import dev.locksmith.TableSchema;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
 import java.sql.Connection;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -22,8 +24,9 @@ import javax.sql.DataSource;
 import org.jooq.DSLContext;
 
 /**
- * drain: enqueue 50,000 no-op jobs in batches of 1,000 (one multi-row INSERT each), then process
- * them all; enqueue rate is an extra figure, processing rate the throughput. The library side
+ * drain: enqueue 50,000 no-op jobs in batches of 1,000 ({@code enqueueAll} on the library side, a
+ * JDBC {@code COPY} on the raw side), then process them all; enqueue rate is an extra figure,
+ * processing rate the throughput. The library side
  * processes with {@link TransactionalWorker}; the raw side with threads running the same
  * {@code DELETE ... SKIP LOCKED RETURNING} in batches. Every processed job id is recorded, so a
  * duplicate or a loss counts as a violation.
@@ -36,9 +39,12 @@ final class DrainWorkload implements Workload {
     private final DataSource ds;
     private final DSLContext dsl;
 
-    DrainWorkload(DataSource ds, DSLContext dsl) {
+    private final Optional<PgBench> pgbench;
+
+    DrainWorkload(DataSource ds, DSLContext dsl, Optional<PgBench> pgbench) {
         this.ds = ds;
         this.dsl = dsl;
+        this.pgbench = pgbench;
     }
 
     @Override
@@ -46,39 +52,110 @@ final class DrainWorkload implements Workload {
         return "drain";
     }
 
+    /**
+     * TransactionalWorker ({@code tx}) at its defaults (4 threads, batch 10), batch 100 and 500
+     * on 4 threads, batch 1 on 16, and batch 100 with each job under a savepoint; JobWorker
+     * ({@code lease}) at its defaults (4 threads) and with 32 threads. The raw and pgbench
+     * variants run the worker's statements with the same threads: the transactional claim in a
+     * transaction per batch; leased claims of as many jobs as the worker has threads, each batch
+     * completed with one statement.
+     */
     @Override
     public List<Case> cases(BenchOptions o) {
         List<Case> cases = new ArrayList<>();
-        List<int[]> configs = o.quick()
-                ? List.of(new int[] {4, 100})
+        List<String> configs = o.quick()
+                ? List.of("tx batch=100")
                 : List.of(
-                        new int[] {2, 10},
-                        new int[] {4, 10},
-                        new int[] {2, 100},
-                        new int[] {4, 100},
-                        new int[] {8, 100},
-                        new int[] {4, 500});
-        for (int[] config : configs) {
-            for (int workers : o.workers().isEmpty() ? List.of(config[0]) : o.workers()) {
-                int batch = config[1];
-                cases.add(new Case(
-                        "batch=" + batch,
-                        workers,
-                        "jobs/s",
-                        new Library(workers, batch, false),
-                        new Raw(workers, batch, false)));
-                if (!o.quick()) {
-                    // each job under its own savepoint (TransactionalWorker.isolateEachJob), to price isolation
-                    cases.add(new Case(
-                            "batch=" + batch + " isolate",
-                            workers,
-                            "jobs/s",
-                            new Library(workers, batch, true),
-                            new Raw(workers, batch, true)));
+                        "tx batch=10",
+                        "tx batch=100",
+                        "tx batch=500",
+                        "tx batch=1",
+                        "tx batch=100 isolate",
+                        "lease threads=4",
+                        "lease threads=32");
+        for (String config : configs) {
+            boolean tx = config.startsWith("tx ");
+            boolean isolate = config.endsWith(" isolate");
+            int size = Integer.parseInt(config.replaceAll("^\\D+=(\\d+).*$", "$1"));
+            int defaultWorkers = tx ? (size == 1 ? 16 : 4) : size;
+            for (int workers : o.workers().isEmpty() ? List.of(defaultWorkers) : o.workers()) {
+                Case c;
+                if (tx) {
+                    Raw raw = new Raw(workers, size, isolate);
+                    c = new Case(config, workers, "jobs/s", new Library(workers, size, isolate), raw);
+                    if (pgbench.isPresent() && !isolate) {
+                        int transactions = JOBS / (size * workers) + 2;
+                        c = c.withPgbench(
+                                pgbench.get()
+                                        .variant(
+                                                emptied(raw),
+                                                ds,
+                                                QueueWorkloads.pgbenchTxClaim(size),
+                                                workers,
+                                                o,
+                                                transactions),
+                                pgbench.get()
+                                        .variant(
+                                                emptied(raw),
+                                                ds,
+                                                QueueWorkloads.plainTxClaim(size),
+                                                workers,
+                                                o,
+                                                transactions));
+                    }
+                } else {
+                    // JobWorker claims for its free threads: the raw and pgbench claims take that many.
+                    int claim = workers;
+                    LeaseRaw raw = new LeaseRaw(workers, claim);
+                    c = new Case(config, workers, "jobs/s", new Leased(workers), raw);
+                    if (pgbench.isPresent()) {
+                        int transactions = JOBS / (claim * workers) + 2;
+                        c = c.withPgbench(
+                                pgbench.get()
+                                        .variant(
+                                                emptied(raw),
+                                                ds,
+                                                QueueWorkloads.pgbenchLease(claim),
+                                                workers,
+                                                o,
+                                                transactions),
+                                pgbench.get()
+                                        .variant(
+                                                emptied(raw),
+                                                ds,
+                                                QueueWorkloads.plainLease(claim),
+                                                workers,
+                                                o,
+                                                transactions));
+                    }
                 }
+                cases.add(c);
             }
         }
         return cases;
+    }
+
+    /**
+     * The state {@code raw} prepares, checked for what pgbench can show: it reports no ids, so
+     * its run is correct when no job is left (enough transactions to drain all are run).
+     */
+    private Workload.Variant emptied(Base raw) {
+        return new SelfTimed() {
+            @Override
+            public void prepare() throws Exception {
+                raw.prepare();
+            }
+
+            @Override
+            public long verify() throws Exception {
+                return Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c, "SELECT count(*) FROM jobs"));
+            }
+
+            @Override
+            public double measure() {
+                throw new UnsupportedOperationException("measured by pgbench");
+            }
+        };
     }
 
     private abstract class Base implements SelfTimed {
@@ -172,38 +249,28 @@ final class DrainWorkload implements Workload {
             super(workers, batch, isolate);
         }
 
+        /**
+         * The fastest plain way to load the same rows: one {@code COPY ... FROM STDIN} per batch
+         * of 1,000, each in its own transaction as the library's {@code enqueueAll} calls are.
+         */
         @Override
         void enqueue() throws SQLException {
-            // The statement JobQueue.enqueueAll sends, written out.
-            StringBuilder sql = new StringBuilder("INSERT INTO jobs (queue, shard, kind, payload, priority, run_at, "
-                    + "max_attempts, unique_key) VALUES ");
+            StringBuilder rows = new StringBuilder();
             for (int i = 0; i < ENQUEUE_BATCH; i++) {
-                sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, ?::jsonb, ?, now(), ?, ?)");
+                rows.append(QueueWorkloads.QUEUE).append("\t0\tnoop\t{}\t100\t25\n");
             }
-            sql.append(
-                    " ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending', 'running')"
-                            + " DO NOTHING RETURNING id, queue, unique_key");
-            String statement = sql.toString();
+            String data = rows.toString();
             for (int round = 0; round < JOBS / ENQUEUE_BATCH; round++) {
                 Jdbc.autoCommit(ds, c -> {
-                    try (PreparedStatement s = c.prepareStatement(statement)) {
-                        int p = 1;
-                        for (int i = 0; i < ENQUEUE_BATCH; i++) {
-                            s.setString(p++, QueueWorkloads.QUEUE);
-                            s.setInt(p++, 0);
-                            s.setString(p++, "noop");
-                            s.setString(p++, "{}");
-                            s.setShort(p++, (short) 100);
-                            s.setInt(p++, 25);
-                            s.setString(p++, null);
-                        }
-                        try (ResultSet rs = s.executeQuery()) {
-                            while (rs.next()) {
-                                rs.getLong(1);
-                            }
-                        }
+                    try {
+                        return c.unwrap(org.postgresql.PGConnection.class)
+                                .getCopyAPI()
+                                .copyIn(
+                                        "COPY jobs (queue, shard, kind, payload, priority, max_attempts) FROM STDIN",
+                                        new java.io.StringReader(data));
+                    } catch (java.io.IOException e) {
+                        throw new SQLException(e);
                     }
-                    return null;
                 });
             }
         }
@@ -235,9 +302,8 @@ final class DrainWorkload implements Workload {
         }
 
         private int claimBatch(Connection c) throws SQLException {
-            try (PreparedStatement s = c.prepareStatement(QueueWorkloads.RAW_TX_CLAIM)) {
+            try (PreparedStatement s = c.prepareStatement(QueueWorkloads.txClaim(batch))) {
                 s.setString(1, QueueWorkloads.QUEUE);
-                s.setInt(2, batch);
                 try (ResultSet rs = s.executeQuery()) {
                     List<Long> ids = new ArrayList<>();
                     int n = QueueWorkloads.readRows(rs, ids);
@@ -250,6 +316,92 @@ final class DrainWorkload implements Workload {
                     return n;
                 }
             }
+        }
+    }
+
+    /** The leased worker, {@link JobWorker}, at its defaults but for the thread count. */
+    private final class Leased extends Base {
+        private final JobQueue queue = new JobQueue(
+                dsl, JobQueueConfig.builder().notifyOnEnqueue(false).build());
+
+        Leased(int workers) {
+            super(workers, workers, false);
+        }
+
+        @Override
+        void enqueue() {
+            List<NewJob> chunk = Collections.nCopies(ENQUEUE_BATCH, NewJob.of(QueueWorkloads.QUEUE, "noop"));
+            for (int i = 0; i < JOBS / ENQUEUE_BATCH; i++) {
+                queue.enqueueAll(dsl, chunk);
+            }
+        }
+
+        @Override
+        public double measure() throws Exception {
+            AtomicLong handled = new AtomicLong();
+            long start = System.nanoTime();
+            try (JobWorker worker = JobWorker.builder(ds, QueueWorkloads.QUEUE, (job, tx) -> {
+                        record(job.id());
+                        handled.incrementAndGet();
+                    })
+                    .threads(workers)
+                    .schema(TableSchema.mappedSchema(dsl.settings()))
+                    .build()
+                    .start()) {
+                long deadline = start + TimeUnit.MINUTES.toNanos(10);
+                // Handled is not yet done: wait until the table is empty (completions committed).
+                while (System.nanoTime() < deadline
+                        && (handled.get() < JOBS
+                                || Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c, "SELECT count(*) FROM jobs")) > 0)) {
+                    Thread.sleep(1);
+                }
+                return JOBS / ((System.nanoTime() - start) / 1e9);
+            }
+        }
+    }
+
+    /** JobWorker's statements in plain JDBC: leased claims of {@code claim} jobs, each batch completed at once. */
+    private final class LeaseRaw extends Base {
+        private final int claim;
+
+        LeaseRaw(int workers, int claim) {
+            super(workers, claim, false);
+            this.claim = claim;
+        }
+
+        @Override
+        void enqueue() throws SQLException {
+            new Raw(workers, batch, false).enqueue();
+        }
+
+        @Override
+        public double measure() throws Exception {
+            long start = System.nanoTime();
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                String me = "raw-" + w;
+                Thread t = new Thread(() -> {
+                    try {
+                        while (true) {
+                            List<QueueWorkloads.Leased> claimed =
+                                    Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, me, claim));
+                            if (claimed.isEmpty()) {
+                                return;
+                            }
+                            claimed.forEach(l -> record(l.id()));
+                            Jdbc.inTransaction(ds, c -> QueueWorkloads.rawCompleteAll(c, claimed));
+                        }
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            return JOBS / ((System.nanoTime() - start) / 1e9);
         }
     }
 }

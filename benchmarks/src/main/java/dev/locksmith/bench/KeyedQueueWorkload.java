@@ -50,20 +50,20 @@ final class KeyedQueueWorkload implements Workload {
                         workers,
                         "jobs/s",
                         keyed(QueueWorkloads.leaseLibrary(ds, dsl, queue, prefill, claim, lease), prefill),
-                        keyed(raw(prefill, batch, QueueWorkloads.RAW_LEASE_CLAIM), prefill)));
+                        keyed(raw(prefill, batch, QueueWorkloads.leaseClaim(batch)), prefill)));
                 cases.add(new Case(
                         "keys=none" + config,
                         workers,
                         "jobs/s",
                         QueueWorkloads.leaseLibrary(ds, dsl, queue, prefill, claim, lease),
-                        raw(prefill, batch, QueueWorkloads.RAW_LEASE_CLAIM)));
+                        raw(prefill, batch, QueueWorkloads.leaseClaim(batch))));
                 if (batch == 10 && !o.quick()) {
                     cases.add(new Case(
                             "keys=none" + config + " sql=pre-keys",
                             workers,
                             "jobs/s",
                             QueueWorkloads.leaseLibrary(ds, dsl, queue, prefill, claim, lease),
-                            raw(prefill, batch, QueueWorkloads.leaseClaim(QueueWorkloads.PRE_KEYS_CLAIMABLE))));
+                            raw(prefill, batch, QueueWorkloads.leaseClaimOf(QueueWorkloads.preKeysClaimable(batch)))));
                 }
             }
         }
@@ -78,7 +78,7 @@ final class KeyedQueueWorkload implements Workload {
                 String me = "raw-" + worker;
                 return () -> {
                     List<QueueWorkloads.Leased> claimed =
-                            Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, sql, me, batch));
+                            Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, sql, me));
                     if (!claimed.isEmpty()) {
                         Jdbc.inTransaction(ds, c -> QueueWorkloads.rawCompleteAll(c, claimed));
                     }

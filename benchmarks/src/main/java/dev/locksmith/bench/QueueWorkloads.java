@@ -24,27 +24,89 @@ final class QueueWorkloads {
             + "max_attempts, locked_by, locked_until, unique_key, last_error, created_at, lease_id, traceparent, "
             + "ordering_key";
 
+    /*
+     * The SQL below is the library's, written out for the plain JDBC and pgbench baselines. The
+     * claim's limit is part of the text, as the library renders it (a literal, not a bind value);
+     * it is an int, so writing it into the text cannot inject anything.
+     */
+
     /** The library's claimable jobs: due, pending, and without an ordering key or the head of theirs. */
-    static final String CLAIMABLE =
-            "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
-                    + "AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs earlier "
-                    + "WHERE earlier.queue = jobs.queue AND earlier.ordering_key = jobs.ordering_key "
-                    + "AND earlier.status IN ('pending', 'running') AND earlier.id < jobs.id)) "
-                    + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+    static String claimable(int limit) {
+        return "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
+                + "AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs earlier "
+                + "WHERE earlier.queue = jobs.queue AND earlier.ordering_key = jobs.ordering_key "
+                + "AND earlier.status IN ('pending', 'running') AND earlier.id < jobs.id)) "
+                + "ORDER BY priority, run_at, id LIMIT " + limit + " FOR UPDATE SKIP LOCKED";
+    }
+
     /** The claimable jobs as the library chose them before ordering keys: keys ignored. */
-    static final String PRE_KEYS_CLAIMABLE =
-            "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
-                    + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+    static String preKeysClaimable(int limit) {
+        return "SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= statement_timestamp() "
+                + "ORDER BY priority, run_at, id LIMIT " + limit + " FOR UPDATE SKIP LOCKED";
+    }
 
-    static final String RAW_TX_CLAIM = "DELETE FROM jobs WHERE id IN (" + CLAIMABLE + ") " + RETURNING;
-    static final String RAW_LEASE_CLAIM = leaseClaim(CLAIMABLE);
+    /** The library's transactional claim. */
+    static String txClaim(int limit) {
+        return "DELETE FROM jobs WHERE id = ANY(ARRAY(" + claimable(limit) + ")) " + RETURNING;
+    }
 
-    /** The lease claim of the jobs {@code claimable} selects. */
-    static String leaseClaim(String claimable) {
+    /** The library's leased claim (binds: worker, lease, queue). */
+    static String leaseClaim(int limit) {
+        return leaseClaimOf(claimable(limit));
+    }
+
+    /** The lease claim of the jobs {@code claimable} selects (binds: worker, lease, queue). */
+    static String leaseClaimOf(String claimable) {
         return "UPDATE jobs SET status = 'running', locked_by = ?, "
                 + "locked_until = now() + ?::interval, lease_id = gen_random_uuid(), attempts = attempts + 1, "
-                + "updated_at = now() WHERE id IN ("
-                + claimable + ") " + RETURNING;
+                + "updated_at = now() WHERE id = ANY(ARRAY("
+                + claimable + ")) " + RETURNING;
+    }
+
+    /**
+     * The plainest claim that does the job, for pgbench: oldest first by id, no priority, delay or
+     * ordering key, and only the columns a handler needs.
+     */
+    static String plainTxClaim(int limit) {
+        return "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE queue = 'bench' AND status = 'pending' "
+                + "ORDER BY id LIMIT " + limit + " FOR UPDATE SKIP LOCKED) RETURNING id, kind, payload;\n";
+    }
+
+    /** The library's transactional claim as a pgbench script (the queue name a literal). */
+    static String pgbenchTxClaim(int limit) {
+        return forPgbench(txClaim(limit)) + ";\n";
+    }
+
+    /**
+     * The library's lease statements as a pgbench script: the claim (its ids and lease ids
+     * gathered into two arrays with {@code \gset}), then the completion of all of them, each
+     * auto-committed as the library runs them.
+     */
+    static String pgbenchLease(int limit) {
+        return "WITH claimed AS ("
+                + forPgbench(leaseClaim(limit))
+                        .replaceFirst("locked_by = \\?", "locked_by = 'pgbench'")
+                        .replaceFirst("\\?::interval", "'300 seconds'::interval")
+                + ") SELECT coalesce(array_agg(id), '{}') AS ids, coalesce(array_agg(lease_id), '{}') AS leases "
+                + "FROM claimed \\gset\n"
+                + RAW_COMPLETE_ALL.replaceFirst("\\?", ":ids").replaceFirst("\\?", ":leases") + ";\n";
+    }
+
+    /**
+     * The plainest lease claim and completion, for pgbench (it sets only what the table's checks
+     * ask of a running row).
+     */
+    static String plainLease(int limit) {
+        return "WITH claimed AS (UPDATE jobs SET status = 'running', locked_by = 'pgbench', lease_id = gen_random_uuid(), "
+                + "locked_until = now() + interval '300 seconds' "
+                + "WHERE id IN (SELECT id FROM jobs WHERE queue = 'bench' AND status = 'pending' ORDER BY id LIMIT "
+                + limit + " FOR UPDATE SKIP LOCKED) RETURNING id, kind, payload) "
+                + "SELECT coalesce(array_agg(id), '{}') AS ids FROM claimed \\gset\n"
+                + "DELETE FROM jobs WHERE id = ANY(:ids::bigint[]);\n";
+    }
+
+    private static String forPgbench(String sql) {
+        return sql.replace("queue = ?", "queue = 'bench'");
     }
 
     private QueueWorkloads() {}
@@ -108,7 +170,7 @@ final class QueueWorkloads {
         }
     }
 
-    static Workload queueTx(DataSource ds, DSLContext dsl) {
+    static Workload queueTx(DataSource ds, DSLContext dsl, java.util.Optional<PgBench> pgbench) {
         return new Workload() {
             @Override
             public String name() {
@@ -124,13 +186,19 @@ final class QueueWorkloads {
                     for (int workers : o.workersOr(o.quick() ? List.of(1, 4) : List.of(1, 2, 4, 8, 16))) {
                         long prefill = prefill(o, batch == 1 ? 15_000 : batch == 10 ? 60_000 : 120_000);
                         Claim claim = Claim.of(QUEUE, batch);
-                        cases.add(Workload.inEveryMode(
+                        Case c = Workload.inEveryMode(
                                 "batch=" + batch,
                                 workers,
                                 "jobs/s",
                                 dsl,
                                 library -> txLibrary(ds, library, new JobQueue(library), prefill, claim, false),
-                                txRaw(ds, prefill, batch, false)));
+                                txRaw(ds, prefill, batch, false));
+                        // pgbench runs faster than the JVM clients: give it three times the jobs
+                        Workload.Variant deeper = txRaw(ds, prefill * 3, batch, false);
+                        cases.add(pgbench.map(p -> c.withPgbench(
+                                        p.variant(deeper, ds, pgbenchTxClaim(batch), workers, o, 0),
+                                        p.variant(deeper, ds, plainTxClaim(batch), workers, o, 0)))
+                                .orElse(c));
                         if (batch > 1 && !o.quick()) {
                             // a savepoint around each job, as TransactionalWorker isolates jobs
                             cases.add(new Case(
@@ -170,9 +238,8 @@ final class QueueWorkloads {
             @Override
             public Workload.Op op(int worker) {
                 return () -> Jdbc.inTransaction(ds, c -> {
-                    try (PreparedStatement s = c.prepareStatement(RAW_TX_CLAIM)) {
+                    try (PreparedStatement s = c.prepareStatement(txClaim(batch))) {
                         s.setString(1, QUEUE);
-                        s.setInt(2, batch);
                         try (ResultSet rs = s.executeQuery()) {
                             int n = readRows(rs, new ArrayList<>());
                             for (int i = 0; isolate && i < n; i++) {
@@ -186,7 +253,7 @@ final class QueueWorkloads {
         };
     }
 
-    static Workload queueLease(DataSource ds, DSLContext dsl) {
+    static Workload queueLease(DataSource ds, DSLContext dsl, java.util.Optional<PgBench> pgbench) {
         return new Workload() {
             @Override
             public String name() {
@@ -202,20 +269,9 @@ final class QueueWorkloads {
                     for (int workers : o.workersOr(o.quick() ? List.of(4) : List.of(1, 4, 16, 64))) {
                         long prefill = prefill(o, batch == 1 ? 8_000 : batch == 10 ? 40_000 : 80_000);
                         Claim claim = Claim.of(QUEUE, batch);
-                        Variant raw = new Prefilled(ds, prefill) {
-                            @Override
-                            public Op op(int worker) {
-                                String me = "raw-" + worker;
-                                return () -> {
-                                    List<Leased> claimed = Jdbc.autoCommit(ds, c -> rawLeaseClaim(c, me, batch));
-                                    if (!claimed.isEmpty()) {
-                                        Jdbc.inTransaction(ds, c -> rawCompleteAll(c, claimed));
-                                    }
-                                    return claimed.size();
-                                };
-                            }
-                        };
-                        cases.add(Workload.inEveryMode(
+                        Variant raw = rawLease(ds, prefill, batch);
+                        Variant deeper = rawLease(ds, prefill * 3, batch);
+                        Case c = Workload.inEveryMode(
                                 "batch=" + batch,
                                 workers,
                                 "jobs/s",
@@ -227,10 +283,31 @@ final class QueueWorkloads {
                                         prefill,
                                         claim,
                                         lease),
-                                raw));
+                                raw);
+                        cases.add(pgbench.map(p -> c.withPgbench(
+                                        p.variant(deeper, ds, pgbenchLease(batch), workers, o, 0),
+                                        p.variant(deeper, ds, plainLease(batch), workers, o, 0)))
+                                .orElse(c));
                     }
                 }
                 return cases;
+            }
+        };
+    }
+
+    /** Leased claims of {@code batch} and their completion, in plain JDBC. */
+    static Workload.Variant rawLease(DataSource ds, long prefill, int batch) {
+        return new Prefilled(ds, prefill) {
+            @Override
+            public Workload.Op op(int worker) {
+                String me = "raw-" + worker;
+                return () -> {
+                    List<Leased> claimed = Jdbc.autoCommit(ds, c -> rawLeaseClaim(c, me, batch));
+                    if (!claimed.isEmpty()) {
+                        Jdbc.inTransaction(ds, c -> rawCompleteAll(c, claimed));
+                    }
+                    return claimed.size();
+                };
             }
         };
     }
@@ -257,16 +334,15 @@ final class QueueWorkloads {
 
     /** The raw lease claim, reading columns as the library maps them. */
     static List<Leased> rawLeaseClaim(Connection c, String worker, int batch) throws SQLException {
-        return rawLeaseClaim(c, RAW_LEASE_CLAIM, worker, batch);
+        return rawLeaseClaim(c, leaseClaim(batch), worker);
     }
 
-    /** {@link #rawLeaseClaim(Connection, String, int)} with another claim statement ({@link #leaseClaim}). */
-    static List<Leased> rawLeaseClaim(Connection c, String sql, String worker, int batch) throws SQLException {
+    /** {@link #rawLeaseClaim(Connection, String, int)} with another claim statement ({@link #leaseClaimOf}). */
+    static List<Leased> rawLeaseClaim(Connection c, String sql, String worker) throws SQLException {
         try (PreparedStatement s = c.prepareStatement(sql)) {
             s.setString(1, worker);
             s.setString(2, "300 seconds");
             s.setString(3, QUEUE);
-            s.setInt(4, batch);
             List<Leased> claimed = new ArrayList<>();
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {

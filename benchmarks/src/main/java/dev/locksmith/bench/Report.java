@@ -21,7 +21,31 @@ public final class Report {
      * and the raw baseline of the same case.
      */
     public record Row(
-            Result library, Optional<Result> libraryListened, Optional<Result> libraryJdbc, Optional<Result> raw) {
+            Result library,
+            Optional<Result> libraryListened,
+            Optional<Result> libraryJdbc,
+            Optional<Result> raw,
+            Optional<Result> pgbench,
+            Optional<Result> plain) {
+
+        /** A row without pgbench results. */
+        public Row(
+                Result library, Optional<Result> libraryListened, Optional<Result> libraryJdbc, Optional<Result> raw) {
+            this(library, libraryListened, libraryJdbc, raw, Optional.empty(), Optional.empty());
+        }
+
+        /** Median library throughput over median pgbench throughput of the library's SQL. */
+        public Optional<Double> pgbenchRatio() {
+            return pgbench.filter(r -> r.median() > 0).map(r -> library.median() / r.median());
+        }
+
+        /**
+         * The library's SQL over the plain SQL, both in pgbench: what the statement itself costs
+         * beyond the plainest one that does the same job.
+         */
+        public Optional<Double> statementRatio() {
+            return pgbench.flatMap(p -> plain.filter(r -> r.median() > 0).map(r -> p.median() / r.median()));
+        }
 
         /** Median library throughput (default mode, no listener) over median raw throughput. */
         public Optional<Double> ratio() {
@@ -48,6 +72,8 @@ public final class Report {
             libraryListened.ifPresent(all::add);
             libraryJdbc.ifPresent(all::add);
             raw.ifPresent(all::add);
+            pgbench.ifPresent(all::add);
+            plain.ifPresent(all::add);
             return all;
         }
     }
@@ -67,7 +93,9 @@ public final class Report {
                         r,
                         find(byVariant, Result.LIBRARY_LISTENED, r),
                         find(byVariant, Result.LIBRARY_JDBC, r),
-                        find(byVariant, Result.RAW, r)));
+                        find(byVariant, Result.RAW, r),
+                        find(byVariant, Result.PGBENCH, r),
+                        find(byVariant, Result.PGBENCH_PLAIN, r)));
             }
         }
         this.rows = List.copyOf(paired);
@@ -102,8 +130,8 @@ public final class Report {
      */
     public String table() {
         StringBuilder out = new StringBuilder();
-        String format =
-                "| %-11s | %-26s | %7s | %-30s | %-30s | %-30s | %-30s | %7s | %7s | %7s | %-23s | %-17s | %s |%n";
+        String format = "| %-11s | %-26s | %7s | %-30s | %-30s | %-30s | %-30s | %-30s | %-30s | %7s | %7s | %7s "
+                + "| %7s | %9s | %-23s | %-17s | %s |%n";
         String header = String.format(
                 Locale.ROOT,
                 format,
@@ -114,9 +142,13 @@ public final class Report {
                 "+ listener median [min-max]",
                 "RAW_JDBC median [min-max]",
                 "raw median [min-max]",
+                "pgbench median [min-max]",
+                "plain pgbench median [min-max]",
                 "lib/raw",
                 "lis/raw",
                 "jdbc/raw",
+                "lib/pgb",
+                "pgb/plain",
                 "client us lib/lis/jdbc/raw",
                 "p50 / p99 ms",
                 "violations");
@@ -147,9 +179,13 @@ public final class Report {
                     row.libraryListened().map(Report::spread).orElse("n/a"),
                     row.libraryJdbc().map(Report::spread).orElse("n/a"),
                     row.raw().map(Report::spread).orElse("n/a"),
+                    row.pgbench().map(Report::spread).orElse("n/a"),
+                    row.plain().map(Report::spread).orElse("n/a"),
                     ratio(row.ratio()),
                     ratio(row.listenedRatio()),
                     ratio(row.jdbcRatio()),
+                    ratio(row.pgbenchRatio()),
+                    ratio(row.statementRatio()),
                     cpu,
                     latency,
                     row.results().stream().mapToLong(Result::violations).sum() + extras));
@@ -185,6 +221,8 @@ public final class Report {
             row.libraryListened().ifPresent(r -> items.add(json(r, row.listenedRatio())));
             row.libraryJdbc().ifPresent(r -> items.add(json(r, row.jdbcRatio())));
             row.raw().ifPresent(r -> items.add(json(r, Optional.empty())));
+            row.pgbench().ifPresent(r -> items.add(json(r, Optional.empty())));
+            row.plain().ifPresent(r -> items.add(json(r, Optional.empty())));
         }
         return "[\n  " + String.join(",\n  ", items) + "\n]\n";
     }
@@ -223,6 +261,8 @@ public final class Report {
             row.libraryListened().ifPresent(r -> csv(out, r, row.listenedRatio()));
             row.libraryJdbc().ifPresent(r -> csv(out, r, row.jdbcRatio()));
             row.raw().ifPresent(r -> csv(out, r, Optional.empty()));
+            row.pgbench().ifPresent(r -> csv(out, r, Optional.empty()));
+            row.plain().ifPresent(r -> csv(out, r, Optional.empty()));
         }
         return out.toString();
     }

@@ -46,6 +46,12 @@ public record Result(
     /** Plain JDBC running the same SQL. */
     public static final String RAW = "raw";
 
+    /** {@code pgbench} running the library's SQL: the statement's cost without a JVM client. */
+    public static final String PGBENCH = "pgbench";
+
+    /** {@code pgbench} running the plainest SQL that does the same job. */
+    public static final String PGBENCH_PLAIN = "pgbench-plain";
+
     /** Median throughput. */
     public double median() {
         return Stats.median(throughput);

@@ -79,6 +79,12 @@ public final class Runner {
         if (c.raw() != null) {
             variants.put(Result.RAW, c.raw());
         }
+        if (c.pgbench() != null) {
+            variants.put(Result.PGBENCH, c.pgbench());
+        }
+        if (c.plain() != null) {
+            variants.put(Result.PGBENCH_PLAIN, c.plain());
+        }
         return variants;
     }
 

@@ -36,6 +36,9 @@ public interface Workload {
      *     makes no difference (no pre-rendered statement, or a worker that builds its own
      *     {@code DSLContext})
      * @param raw the plain-JDBC variant running the same SQL, or null where there is none
+     * @param pgbench {@code pgbench} running the library's SQL on as many clients, or null
+     * @param plain {@code pgbench} running the plainest SQL that does the same job (the claim
+     *     of the issue's baseline: no priorities, no ordering keys), or null
      */
     record Case(
             String config,
@@ -44,11 +47,30 @@ public interface Workload {
             Variant library,
             Variant libraryListened,
             Variant libraryJdbc,
-            Variant raw) {
+            Variant raw,
+            Variant pgbench,
+            Variant plain) {
 
         /** A case whose library runs in one way only. */
         Case(String config, int workers, String unit, Variant library, Variant raw) {
-            this(config, workers, unit, library, null, null, raw);
+            this(config, workers, unit, library, null, null, raw, null, null);
+        }
+
+        /** A case without pgbench variants. */
+        Case(
+                String config,
+                int workers,
+                String unit,
+                Variant library,
+                Variant libraryListened,
+                Variant libraryJdbc,
+                Variant raw) {
+            this(config, workers, unit, library, libraryListened, libraryJdbc, raw, null, null);
+        }
+
+        /** This case with pgbench running the library's SQL and, if not null, the plain SQL. */
+        Case withPgbench(Variant pgbench, Variant plain) {
+            return new Case(config, workers, unit, library, libraryListened, libraryJdbc, raw, pgbench, plain);
         }
     }
 

@@ -100,9 +100,12 @@ final class BenchCommand implements Callable<Integer> {
                             spec.commandLine(), "unknown workload " + name + "; choose from " + all.keySet());
                 }
             }
+            String pgbench = session.pgbench()
+                    .map(p -> "pgbench: " + p)
+                    .orElse("pgbench: not found (install PostgreSQL's client tools for the pgbench baselines)");
             System.out.printf(
-                    "server: %s via %s, %s%n",
-                    session.server().version(), session.server().source().description(), session.durability());
+                    "server: %s via %s, %s%n%s%n",
+                    session.server().version(), session.server().source().description(), session.durability(), pgbench);
             List<Workload> selected = chosen.stream().map(all::get).toList();
             Progress progress = new Progress(System.err, new Runner(options, step -> {}).steps(selected));
             Runner runner = new Runner(options, progress, session::freshConnections);
@@ -117,7 +120,7 @@ final class BenchCommand implements Callable<Integer> {
                     : Path.of("reports", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
             Files.createDirectories(dir);
             String header = String.format(
-                    "locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %s, %d cores%n%n",
+                    "locksmith bench %s --duration %s --warmup %s --runs %d%s%n%s via %s, %s, %d cores; %s%n%n",
                     String.join(" ", chosen),
                     duration,
                     warmup,
@@ -127,7 +130,8 @@ final class BenchCommand implements Callable<Integer> {
                     session.server().version(),
                     session.server().source().description(),
                     session.durability(),
-                    Runtime.getRuntime().availableProcessors());
+                    Runtime.getRuntime().availableProcessors(),
+                    pgbench);
             Files.writeString(dir.resolve("table.txt"), header + report.table());
             Files.writeString(dir.resolve("results.json"), report.json());
             Files.writeString(dir.resolve("results.csv"), report.csv());

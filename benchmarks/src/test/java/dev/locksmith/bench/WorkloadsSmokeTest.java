@@ -36,7 +36,8 @@ class WorkloadsSmokeTest {
         }
         Set<String> workloads = results.stream().map(Result::workload).collect(Collectors.toSet());
         assertThat(workloads)
-                .containsExactlyInAnyOrder("queue-tx", "queue-lease", "queue-keyed", "drain", "pool", "transfer");
+                .containsExactlyInAnyOrder(
+                        "queue-tx", "queue-lease", "queue-keyed", "drain", "pool", "transfer", "enqueue");
         assertThat(results).allSatisfy(r -> {
             assertThat(r.violations())
                     .as("%s %s %s", r.workload(), r.config(), r.variant())
@@ -53,8 +54,16 @@ class WorkloadsSmokeTest {
                     .contains("queue-tx", "queue-lease", "pool", "transfer");
         }
         assertThat(results)
-                .filteredOn(r -> !r.workload().equals("drain"))
+                .filteredOn(r -> !r.workload().equals("drain") && !r.variant().startsWith(Result.PGBENCH))
                 .allSatisfy(r -> assertThat(r.extras()).containsKey(Result.CLIENT_CPU));
+        if (PgBench.find().isPresent()) {
+            for (String variant : List.of(Result.PGBENCH, Result.PGBENCH_PLAIN)) {
+                assertThat(results)
+                        .filteredOn(r -> r.variant().equals(variant))
+                        .extracting(Result::workload)
+                        .contains("queue-tx", "queue-lease", "drain", "enqueue");
+            }
+        }
         assertThat(new Report(results).violations()).isZero();
     }
 }
