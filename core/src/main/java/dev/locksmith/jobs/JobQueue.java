@@ -453,18 +453,29 @@ public final class JobQueue {
         if (jobs.isEmpty()) {
             return 0;
         }
-        List<Long> ids = new ArrayList<>(jobs.size());
-        List<UUID> leaseIds = new ArrayList<>(jobs.size());
-        for (Job job : jobs) {
-            requireLeased(job);
-            ids.add(job.id());
-            leaseIds.add(job.leaseId());
-        }
-        RenderedQuery statement =
-                config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
-        Binds binds = statement.binds().setLongs(JobStatements.IDS, ids).setUuids(JobStatements.LEASE_IDS, leaseIds);
         if (!observing.enabled()) {
-            return statement.execute(ctx, binds);
+            RenderedQuery statement = completion();
+            return statement.execute(ctx, completionBinds(statement, jobs));
+        }
+        return completed(ctx, jobs).size();
+    }
+
+    /**
+     * Completes leased jobs whose handlers have ended, in one auto-committed statement: the
+     * batched completion of {@link JobWorker}. No two of {@code jobs} may have the same id (a
+     * lapsed lease and its successor are settled in different batches).
+     *
+     * @return the ids of those completed; the others' leases were lost
+     */
+    Set<Long> completeLeased(Collection<Job> jobs) {
+        return jobs.isEmpty() ? Set.of() : completed(dsl, jobs);
+    }
+
+    private Set<Long> completed(DSLContext ctx, Collection<Job> jobs) {
+        RenderedQuery statement = completion();
+        Binds binds = completionBinds(statement, jobs);
+        if (!observing.enabled()) {
+            return new java.util.HashSet<>(statement.fetch(ctx, binds, row -> row.getLong(1)));
         }
         List<Job> all = List.copyOf(jobs);
         Set<Long> completed = new java.util.HashSet<>(observing.observe(
@@ -474,7 +485,63 @@ public final class JobQueue {
         for (Job job : all) {
             observing.jobEvent(completed.contains(job.id()) ? JobEvent.COMPLETED : JobEvent.LEASE_LOST, job);
         }
-        return completed.size();
+        return completed;
+    }
+
+    private RenderedQuery completion() {
+        return config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting;
+    }
+
+    private static Binds completionBinds(RenderedQuery statement, Collection<Job> jobs) {
+        List<Long> ids = new ArrayList<>(jobs.size());
+        List<UUID> leaseIds = new ArrayList<>(jobs.size());
+        for (Job job : jobs) {
+            requireLeased(job);
+            ids.add(job.id());
+            leaseIds.add(job.leaseId());
+        }
+        return statement.binds().setLongs(JobStatements.IDS, ids).setUuids(JobStatements.LEASE_IDS, leaseIds);
+    }
+
+    /**
+     * Extends the leases of all {@code jobs} to {@code now() + lease} in one auto-committed
+     * statement (a {@link JobWorker}'s heartbeat); waits for rows another transaction is changing.
+     *
+     * @return the lease ids still held; the others are gone (completed, rescued or cancelled)
+     */
+    Set<UUID> extendLeases(Collection<Job> jobs, Duration lease) {
+        requirePositive("lease", lease);
+        if (jobs.isEmpty()) {
+            return Set.of();
+        }
+        RenderedQuery statement = statements.heartbeatAll;
+        Binds binds = completionBinds(statement, jobs).setInterval(JobStatements.LEASE, lease);
+        return new java.util.HashSet<>(statement.fetch(dsl, binds, row -> row.getObject(1, UUID.class)));
+    }
+
+    /**
+     * Whether the caller's transaction has written anything so far (it has a transaction id).
+     *
+     * @param tx the caller's transaction
+     */
+    boolean wroteInTransaction(DSLContext tx) {
+        RenderedQuery statement = statements.wroteInTransaction;
+        return statement
+                .fetchOptional(schema.on(tx), statement.binds(), row -> row.getBoolean(1))
+                .orElse(true);
+    }
+
+    /**
+     * Of {@code ids}, those whose job is still there and not {@code done}: after a completion
+     * whose outcome is unknown, the others were completed (by it, or by whoever held the job
+     * later).
+     */
+    Set<Long> unfinished(Collection<Long> ids) {
+        return Errors.translating(() -> dsl.select(JOBS.ID)
+                .from(JOBS)
+                .where(JOBS.ID.in(ids))
+                .and(JOBS.STATUS.ne(JobStatus.DONE.literal()))
+                .fetchSet(JOBS.ID));
     }
 
     /**

@@ -79,6 +79,11 @@ final class JobStatements {
     final RenderedQuery heartbeatAll;
     final RenderedQuery completeByDeleting;
     final RenderedQuery completeKeepingDone;
+    /**
+     * Whether the current transaction has written anything (has a transaction id): a handler
+     * whose transaction wrote nothing can have its job completed after it commits.
+     */
+    final RenderedQuery wroteInTransaction;
 
     JobStatements(DSLContext dsl) {
         this.dsl = dsl;
@@ -111,6 +116,8 @@ final class JobStatements {
                         .set(JOBS.LEASE_ID, DSL.castNull(SQLDataType.UUID))
                         .where(ownedByAll())
                         .returning(JOBS.ID));
+        wroteInTransaction = RenderedQuery.of(
+                dsl, dsl.select(DSL.field("txid_current_if_assigned() IS NOT NULL", SQLDataType.BOOLEAN)));
     }
 
     /** {@code DELETE ... RETURNING} of up to {@code limit} claimable jobs, in the caller's transaction. */

@@ -8,14 +8,18 @@ import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.BlockingDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -67,6 +71,7 @@ import org.slf4j.event.Level;
 public final class JobWorker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobWorker.class);
+    private static final long COMPLETER_POLL_MILLIS = 50;
 
     private final DataSource dataSource;
     private final DSLContext dsl;
@@ -74,6 +79,7 @@ public final class JobWorker implements AutoCloseable {
     private final Claim claim;
     private final JobHandler handler;
     private final Settings settings;
+    private final Duration completionLinger;
     private final WorkerListener listener;
     private final Level handlerFailureLogLevel;
     private final Observing observing;
@@ -89,6 +95,8 @@ public final class JobWorker implements AutoCloseable {
         volatile boolean handlerRunning = true;
         /** From just before the completing statement: the row may be gone for a good reason. */
         volatile boolean completing;
+        /** A completion statement that may have settled it failed (its outcome is unknown). */
+        volatile boolean uncertain;
 
         Held(Job job) {
             this.job = job;
@@ -98,6 +106,13 @@ public final class JobWorker implements AutoCloseable {
     private final ExecutorService handlers;
     private final ScheduledExecutorService maintenance;
     private final Thread claimer;
+    /** Jobs whose handlers ended without writing, waiting for the completer. */
+    private final BlockingDeque<Held> completions = new LinkedBlockingDeque<>();
+
+    private final Thread completer;
+    /** False once close() has let the handlers end: the completer then drains and stops. */
+    private volatile boolean accepting = true;
+
     private final QueueNotifications notifications;
     private final AtomicBoolean running = new AtomicBoolean();
     private final ReentrantLock wakeLock = new ReentrantLock();
@@ -112,6 +127,7 @@ public final class JobWorker implements AutoCloseable {
         this.handler = b.handler;
         this.settings = new Settings(
                 b.threads, b.lease, b.pollInterval, b.rescueInterval, b.shutdownGrace, b.workerId, b.listen);
+        this.completionLinger = b.completionLinger;
         this.listener = b.listener;
         this.handlerFailureLogLevel = b.handlerFailureLogLevel;
         this.observing = Observing.of(dsl);
@@ -120,6 +136,7 @@ public final class JobWorker implements AutoCloseable {
         this.handlers = Executors.newFixedThreadPool(b.threads, r -> thread(r, name + "-handler"));
         this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, name + "-maintenance"));
         this.claimer = thread(this::claimLoop, name + "-claimer");
+        this.completer = thread(this::completeLoop, name + "-completer");
         this.notifications = new QueueNotifications(
                 b.connections.dataSource(),
                 b.queue,
@@ -212,6 +229,7 @@ public final class JobWorker implements AutoCloseable {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
         claimer.start();
+        completer.start();
         if (settings.listen()) {
             notifications.start();
         }
@@ -245,6 +263,9 @@ public final class JobWorker implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        // Leases stay heartbeated until the last batch of completions has been sent.
+        accepting = false;
+        join(completer);
         maintenance.shutdownNow();
         for (Held held : inFlight.values()) {
             Job job = held.job;
@@ -306,18 +327,29 @@ public final class JobWorker implements AutoCloseable {
         // The job's MDC keys stay set until the failure, if any, is logged (the catch blocks below).
         JobLogging.Scope mdc = JobLogging.mdc(job, job.attempts());
         Observation handling = observing.start(new Operation.HandleJobs(List.of(job)));
+        boolean deferred = false;
         try {
-            dsl.transactionResult(c -> {
+            boolean completedInside = dsl.transactionResult(c -> {
                 handler.handle(job, c.dsl());
+                if (!queue.wroteInTransaction(c.dsl())) {
+                    // Nothing to commit with the completion: it joins the next batch.
+                    return false;
+                }
                 held.completing = true;
                 if (!queue.complete(c.dsl(), job)) {
                     throw new LeaseLost();
                 }
-                return null;
+                return true;
             });
             settled = true;
             handling.end(Outcome.OK);
-            listener.completed(job);
+            if (completedInside) {
+                listener.completed(job);
+            } else {
+                held.completing = true;
+                deferred = true;
+                completions.add(held);
+            }
         } catch (LeaseLost e) {
             settled = true;
             handling.end(Outcome.LEASE_LOST);
@@ -348,8 +380,8 @@ public final class JobWorker implements AutoCloseable {
             // Keep an unsettled job only while stopping, for close() to give back; otherwise stop
             // heartbeating it so that its lease expires and it is rescued.
             held.handlerRunning = false;
-            if (settled || running.get()) {
-                inFlight.remove(job.leaseId());
+            if (!deferred && (settled || running.get())) {
+                inFlight.remove(job.leaseId(), held);
             }
             slots.release();
             mdc.close();
@@ -401,6 +433,137 @@ public final class JobWorker implements AutoCloseable {
         }
     }
 
+    // ------------------------------------------------------------------ batched completion
+
+    /**
+     * Completes the jobs of handlers that wrote nothing, in batches: one auto-committed statement
+     * for all that are waiting when it is sent (plus those that arrive within the linger), so
+     * that a busy worker spends a fraction of a commit per job. Leases are heartbeated until
+     * their batch commits. A failed statement (its outcome unknown) is retried; a job it may have
+     * completed is then looked up rather than reported lost.
+     */
+    private void completeLoop() {
+        List<Held> batch = new ArrayList<>();
+        int failures = 0;
+        while (true) {
+            Held first;
+            try {
+                first = completions.pollFirst(COMPLETER_POLL_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (first == null) {
+                if (!accepting) {
+                    return;
+                }
+                continue;
+            }
+            batch.add(first);
+            linger(batch);
+            completions.drainTo(batch);
+            List<Held> later = splitRepeatedIds(batch);
+            try {
+                settle(batch, queue.completeLeased(jobs(batch)));
+                failures = 0;
+            } catch (RuntimeException e) {
+                failures++;
+                batch.forEach(h -> h.uncertain = true);
+                LOG.warn(
+                        "completing {} jobs on queue {} failed (attempt {}); their leases are kept and the "
+                                + "completion is retried",
+                        batch.size(),
+                        claim.queue(),
+                        failures,
+                        e);
+                if (!accepting && failures >= 3) {
+                    // close() gives them back: they run again rather than being lost
+                    return;
+                }
+                later.addAll(0, batch);
+                pause(Math.min(settings.pollInterval().toMillis(), 1000L * failures));
+            }
+            for (int i = later.size() - 1; i >= 0; i--) {
+                completions.addFirst(later.get(i));
+            }
+            batch.clear();
+        }
+    }
+
+    /** Waits up to the linger for more completions, or until a batch as large as the worker's threads. */
+    private void linger(List<Held> batch) {
+        long lingerNanos = completionLinger.toNanos();
+        if (lingerNanos <= 0) {
+            return;
+        }
+        long deadline = System.nanoTime() + lingerNanos;
+        try {
+            while (batch.size() < settings.threads()) {
+                long left = deadline - System.nanoTime();
+                Held next = left > 0 ? completions.pollFirst(left, TimeUnit.NANOSECONDS) : null;
+                if (next == null) {
+                    return;
+                }
+                batch.add(next);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Removes from {@code batch} the later of two leases of one job (a lapsed lease and its
+     * successor, both ended): a statement matching ids and lease ids as sets could otherwise
+     * settle one with the other's. Returns them for the next batch.
+     */
+    private static List<Held> splitRepeatedIds(List<Held> batch) {
+        List<Held> later = new ArrayList<>();
+        Set<Long> ids = new HashSet<>();
+        batch.removeIf(h -> !ids.add(h.job.id()) && later.add(h));
+        return later;
+    }
+
+    private static List<Job> jobs(List<Held> batch) {
+        List<Job> jobs = new ArrayList<>(batch.size());
+        batch.forEach(h -> jobs.add(h.job));
+        return jobs;
+    }
+
+    private void settle(List<Held> batch, Set<Long> completed) {
+        Set<Long> unknown = new HashSet<>();
+        for (Held held : batch) {
+            if (held.uncertain && !completed.contains(held.job.id())) {
+                unknown.add(held.job.id());
+            }
+        }
+        // An earlier attempt may have committed: the job is finished unless it is still there.
+        Set<Long> unfinished = unknown.isEmpty() ? Set.of() : queue.unfinished(unknown);
+        for (Held held : batch) {
+            Job job = held.job;
+            inFlight.remove(job.leaseId(), held);
+            if (completed.contains(job.id()) || (unknown.contains(job.id()) && !unfinished.contains(job.id()))) {
+                listener.completed(job);
+            } else {
+                LOG.warn(
+                        "job {} ({}) on queue {}, attempt {}, was handled but its lease was lost before its "
+                                + "completion (expired and rescued, or cancelled); the job may run again",
+                        job.id(),
+                        job.kind(),
+                        job.queue(),
+                        job.attempts());
+                listener.leaseLost(job);
+            }
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     // ------------------------------------------------------------------ waking up
 
     private void wake(WorkerListener.Wake reason) {
@@ -436,35 +599,37 @@ public final class JobWorker implements AutoCloseable {
 
     // ------------------------------------------------------------------ maintenance
 
-    @SuppressWarnings(
-            "ModifyCollectionInEnhancedForLoop") // inFlight is a ConcurrentHashMap: removal while iterating is safe
+    /** Extends every held lease in one statement; reports those found gone while their handler runs. */
     private void heartbeat() {
-        for (Held held : inFlight.values()) {
-            Job job = held.job;
-            try {
-                // Not queue.heartbeat: a row gone because this worker's completion just committed
-                // (the heartbeat may even have waited for that transaction) is no lost lease.
-                if (!queue.extendLease(job, settings.lease())
-                        && !held.completing
-                        && inFlight.remove(job.leaseId(), held)) {
-                    queue.leaseLost(job);
-                    LOG.warn(
-                            "lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
-                                    + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "
-                                    + "be rolled back",
-                            job.id(),
-                            job.kind(),
-                            job.queue(),
-                            job.attempts());
-                }
-            } catch (RuntimeException e) {
+        List<Held> held = List.copyOf(inFlight.values());
+        if (held.isEmpty()) {
+            return;
+        }
+        Set<UUID> kept;
+        try {
+            kept = queue.extendLeases(jobs(held), settings.lease());
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "heartbeat of {} jobs on queue {} failed; their leases expire unless a later heartbeat succeeds",
+                    held.size(),
+                    claim.queue(),
+                    e);
+            return;
+        }
+        for (Held h : held) {
+            Job job = h.job;
+            // A row gone because this worker's completion just committed (the heartbeat may even
+            // have waited for that transaction) is no lost lease.
+            if (!kept.contains(job.leaseId()) && !h.completing && inFlight.remove(job.leaseId(), h)) {
+                queue.leaseLost(job);
                 LOG.warn(
-                        "heartbeat of job {} on queue {} failed; the lease expires at {} unless a later heartbeat "
-                                + "succeeds",
+                        "lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired and "
+                                + "rescued, or cancelled); the job may run again elsewhere, and this run's completion will "
+                                + "be rolled back",
                         job.id(),
+                        job.kind(),
                         job.queue(),
-                        job.lockedUntil(),
-                        e);
+                        job.attempts());
             }
         }
     }
@@ -512,6 +677,7 @@ public final class JobWorker implements AutoCloseable {
         private Duration shutdownGrace = Duration.ofSeconds(10);
         private String workerId = defaultWorkerId();
         private boolean listen = true;
+        private Duration completionLinger = Duration.ZERO;
         private String schema = dev.locksmith.TableSchema.DEFAULT;
         private PoolingMode poolingMode = PoolingMode.SESSION;
         private Set<Integer> shards = Set.of();
@@ -602,6 +768,27 @@ public final class JobWorker implements AutoCloseable {
         public Builder workerId(String workerId) {
             NewJob.requireName("workerId", workerId, 128);
             this.workerId = workerId;
+            return this;
+        }
+
+        /**
+         * How long the completion of a job whose handler wrote nothing may wait for others to be
+         * completed with it in one statement; default zero: a batch is whatever ended while the
+         * previous one was being sent, which costs no latency at low load. A batch never waits
+         * for more than the worker's threads. The jobs' leases are kept (heartbeated) until
+         * their batch commits; if the worker dies first, they run again once their leases
+         * expire, as they would if it died while they ran.
+         *
+         * @param linger zero or positive, at most one second
+         * @return this builder
+         * @throws IllegalArgumentException when negative or above one second
+         */
+        public Builder completionLinger(Duration linger) {
+            Objects.requireNonNull(linger, "completionLinger");
+            if (linger.isNegative() || linger.compareTo(Duration.ofSeconds(1)) > 0) {
+                throw new IllegalArgumentException("completionLinger must be between 0 and 1 s, was " + linger);
+            }
+            this.completionLinger = linger;
             return this;
         }
 

@@ -96,10 +96,13 @@ class TracingJobsTest extends DatabaseTest {
         assertThat(enqueued.getAttributes().get(JOB_COUNT)).isEqualTo(1L);
         assertThat(enqueued.getAttributes().get(QUEUE)).isEqualTo("traced");
 
+        // A handler that writes: its job is completed in its transaction, inside its span (one
+        // that writes nothing has its job completed after it, in a batch with a span of its own).
+        dsl.execute("CREATE TABLE IF NOT EXISTS sent_emails (job_id bigint NOT NULL)");
         JobHandler handler = (job, tx) -> {
             Span work = spans.tracer().spanBuilder("render and send").startSpan();
             try (Scope ignored = work.makeCurrent()) {
-                tx.execute("SELECT 1");
+                tx.execute("INSERT INTO sent_emails VALUES (?)", job.id());
             } finally {
                 work.end();
             }

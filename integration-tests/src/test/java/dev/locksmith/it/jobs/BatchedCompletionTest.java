@@ -1,0 +1,219 @@
+package dev.locksmith.it.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobHandler;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.WorkerListener;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.impl.DSL;
+import org.jooq.impl.DefaultExecuteListenerProvider;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link JobWorker} completes the jobs of handlers that wrote nothing in batches, after their
+ * transactions, and heartbeats all its leases in one statement; a handler that wrote still
+ * completes its job in its own transaction, so that its writes commit only with the completion.
+ */
+class BatchedCompletionTest extends DatabaseTest {
+
+    private final AtomicInteger completions = new AtomicInteger();
+    private DSLContext counted;
+    private JobQueue queue;
+
+    @Override
+    protected int poolSize() {
+        return 16;
+    }
+
+    @BeforeEach
+    void setUp() {
+        dsl.deleteFrom(JOBS).execute();
+        dsl.execute("DROP TABLE IF EXISTS batched_results");
+        dsl.execute("CREATE TABLE batched_results (job_id bigint NOT NULL)");
+        completions.set(0);
+        ExecuteListener counter = new ExecuteListener() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public void executeStart(ExecuteContext ctx) {
+                String sql = String.valueOf(ctx.sql()).toLowerCase(java.util.Locale.ROOT);
+                if (sql.startsWith("delete from") && sql.contains("lease_id")) {
+                    completions.incrementAndGet();
+                }
+            }
+        };
+        counted = DSL.using(dsl.configuration().derive(new DefaultExecuteListenerProvider(counter)));
+        queue = new JobQueue(dsl);
+    }
+
+    /** Completions and lost leases, by job id. */
+    private static final class Outcomes implements WorkerListener {
+        final Map<Long, Integer> completed = new ConcurrentHashMap<>();
+        final Set<Long> lost = ConcurrentHashMap.newKeySet();
+        final CountDownLatch allCompleted;
+        final CountDownLatch oneLost = new CountDownLatch(1);
+
+        Outcomes(int expected) {
+            allCompleted = new CountDownLatch(expected);
+        }
+
+        @Override
+        public void completed(Job job) {
+            completed.merge(job.id(), 1, Integer::sum);
+            allCompleted.countDown();
+        }
+
+        @Override
+        public void leaseLost(Job job) {
+            lost.add(job.id());
+            oneLost.countDown();
+        }
+    }
+
+    private void enqueue(String queueName, int count) {
+        queue.enqueueAll(dsl, Collections.nCopies(count, NewJob.of(queueName, "k")));
+    }
+
+    @Test
+    void handlersThatWriteNothingHaveTheirJobsCompletedInBatches() throws Exception {
+        enqueue("batched", 400);
+        Outcomes outcomes = new Outcomes(400);
+        try (JobWorker worker = JobWorker.builder(counted, "batched", (job, tx) -> {})
+                .threads(8)
+                .completionLinger(Duration.ofMillis(20))
+                .listener(outcomes)
+                .build()
+                .start()) {
+            assertThat(outcomes.allCompleted.await(60, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(outcomes.completed)
+                .hasSize(400)
+                .allSatisfy((id, times) -> assertThat(times).isOne());
+        // one statement per job would be 400
+        assertThat(completions.get()).as("completion statements for 400 jobs").isLessThan(200);
+    }
+
+    @Test
+    void aHandlerThatWritesCompletesInItsOwnTransactionAndLosesItsWritesWithItsLease() throws Exception {
+        enqueue("writes", 3);
+        long stolen = dsl.select(DSL.min(JOBS.ID)).from(JOBS).fetchSingle().value1();
+        Outcomes outcomes = new Outcomes(2);
+        JobHandler handler = (job, tx) -> {
+            tx.execute("INSERT INTO batched_results VALUES (?)", job.id());
+            if (job.id() == stolen) {
+                // another worker rescued and re-claimed it meanwhile (a new lease on the row)
+                dsl.execute("UPDATE locksmith.jobs SET lease_id = gen_random_uuid() WHERE id = ?", job.id());
+            }
+        };
+        try (JobWorker worker = JobWorker.builder(counted, "writes", handler)
+                .threads(2)
+                .completionLinger(Duration.ofSeconds(1))
+                .listener(outcomes)
+                .build()
+                .start()) {
+            assertThat(outcomes.allCompleted.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(outcomes.oneLost.await(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(outcomes.lost).containsExactly(stolen);
+        // the stolen job's insert rolled back with its failed completion; the others committed with theirs
+        List<Long> written = dsl.fetch("SELECT job_id FROM batched_results").getValues(0, Long.class);
+        assertThat(written).hasSize(2).doesNotContain(stolen);
+        assertThat(dsl.fetchValues(DSL.select(JOBS.ID).from(JOBS))).containsExactly(stolen);
+        assertThat(completions.get()).as("one completion per writing job").isEqualTo(3);
+    }
+
+    @Test
+    void aLeaseLostWhileItsCompletionWaitsIsReportedAndTheJobIsLeftToItsNewHolder() throws Exception {
+        enqueue("lingering", 1);
+        CountDownLatch handled = new CountDownLatch(1);
+        Outcomes outcomes = new Outcomes(1);
+        try (JobWorker worker = JobWorker.builder(counted, "lingering", (job, tx) -> handled.countDown())
+                .threads(4)
+                // a batch of one waits this long for three more: time to take the lease away
+                .completionLinger(Duration.ofSeconds(1))
+                .listener(outcomes)
+                .build()
+                .start()) {
+            assertThat(handled.await(30, TimeUnit.SECONDS)).isTrue();
+            dsl.execute("UPDATE locksmith.jobs SET lease_id = gen_random_uuid(), locked_by = 'other'");
+            assertThat(outcomes.oneLost.await(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(outcomes.completed).isEmpty();
+        assertThat(dsl.fetchValue(DSL.select(JOBS.LOCKED_BY).from(JOBS))).isEqualTo("other");
+    }
+
+    @Test
+    void oneHeartbeatStatementExtendsEveryHeldLease() throws Exception {
+        enqueue("heartbeat", 4);
+        CountDownLatch started = new CountDownLatch(4);
+        CountDownLatch release = new CountDownLatch(1);
+        Outcomes outcomes = new Outcomes(4);
+        try (JobWorker worker = JobWorker.builder(pool, "heartbeat", (job, tx) -> {
+                    started.countDown();
+                    release.await();
+                })
+                .threads(4)
+                .lease(Duration.ofMillis(900))
+                .listener(outcomes)
+                .build()
+                .start()) {
+            assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+            Map<Long, OffsetDateTime> claimed = leases();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            Map<Long, OffsetDateTime> extended = claimed;
+            while (System.nanoTime() < deadline && changed(claimed, extended) < 4) {
+                Thread.sleep(20);
+                extended = leases();
+            }
+            assertThat(changed(claimed, extended)).as("leases extended").isEqualTo(4);
+            // now() is the statement's transaction's: one statement gives every row the same end,
+            // one statement per lease would give each its own
+            assertThat(Set.copyOf(extended.values())).hasSize(1);
+            release.countDown();
+            assertThat(outcomes.allCompleted.await(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    private Map<Long, OffsetDateTime> leases() {
+        return dsl.select(JOBS.ID, JOBS.LOCKED_UNTIL).from(JOBS).fetchMap(JOBS.ID, JOBS.LOCKED_UNTIL);
+    }
+
+    private static long changed(Map<Long, OffsetDateTime> before, Map<Long, OffsetDateTime> after) {
+        return before.keySet().stream()
+                .filter(id -> after.get(id) != null && !after.get(id).equals(before.get(id)))
+                .count();
+    }
+
+    @Test
+    void theLingerIsValidated() {
+        JobWorker.Builder builder = JobWorker.builder(pool, "q", (job, tx) -> {});
+        assertThatThrownBy(() -> builder.completionLinger(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("completionLinger");
+        assertThatThrownBy(() -> builder.completionLinger(Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("completionLinger");
+    }
+}
