@@ -1,23 +1,30 @@
 package dev.locksmith.bench;
 
+import dev.locksmith.TableSchema;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.TransactionalWorker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 
 /**
- * sustained: leased claims (batches of 10) with batched completion at 8 workers for the whole
- * {@code --duration} (use 300 for the five-minute figure), while a producer keeps about 50,000
- * jobs pending, so dead tuples pile up as they do in production. Reports the rate of the first
- * and of the last fifth of the run and their ratio: a queue whose table and indexes bloat
- * slows down as it runs.
+ * sustained: consumers drain no-op jobs for the whole {@code --duration} (600 for the ten-minute
+ * figure), while a producer keeps about 50,000 jobs pending, so that dead tuples pile up as they
+ * do in production. Three consumers: leased claims (batches of 10) with batched completion at
+ * 8 threads, library and plain JDBC ({@code lease}); {@link JobWorker} with its defaults
+ * ({@code job-worker}); and {@link TransactionalWorker} with batches of 100 on 4 threads
+ * ({@code tx-worker}). Reports the rate of the first and of the last window (a minute, or a
+ * fifth of shorter runs) and their ratio, the table's dead tuples at the end and how often
+ * autovacuum processed it: a queue whose table and indexes bloat slows down as it runs.
  */
 final class SustainedWorkload implements Workload {
 
@@ -41,28 +48,113 @@ final class SustainedWorkload implements Workload {
     @Override
     public List<Case> cases(BenchOptions o) {
         int workers = o.workers().isEmpty() ? WORKERS : o.workers().get(0);
-        return List.of(new Case(
-                "lease batch=" + BATCH + " " + o.duration().toSeconds() + "s",
-                workers,
-                "jobs/s",
-                new Variant(true, workers, o.duration()),
-                new Variant(false, workers, o.duration())));
+        int workerThreads = o.workers().isEmpty() ? 4 : o.workers().get(0);
+        String seconds = " " + o.duration().toSeconds() + "s";
+        return List.of(
+                new Case(
+                        "lease batch=" + BATCH + seconds,
+                        workers,
+                        "jobs/s",
+                        new Variant(o.duration(), (consumed, failed) -> leaseLoop(true, workers, consumed, failed)),
+                        new Variant(o.duration(), (consumed, failed) -> leaseLoop(false, workers, consumed, failed))),
+                new Case(
+                        "job-worker defaults" + seconds,
+                        workerThreads,
+                        "jobs/s",
+                        new Variant(o.duration(), (consumed, failed) -> jobWorker(workerThreads, consumed)),
+                        null),
+                new Case(
+                        "tx-worker batch=100" + seconds,
+                        workerThreads,
+                        "jobs/s",
+                        new Variant(o.duration(), (consumed, failed) -> transactionalWorker(workerThreads, consumed)),
+                        null));
+    }
+
+    /**
+     * Starts consuming, adding what it consumed to one counter and failed operations to the
+     * other (the workers log theirs); closing stops it.
+     */
+    private interface Consumers {
+        AutoCloseable start(AtomicLong consumed, AtomicLong failed) throws Exception;
+    }
+
+    private AutoCloseable leaseLoop(boolean library, int workers, AtomicLong consumed, AtomicLong failed) {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        JobQueue queue = new JobQueue(dsl);
+        Claim claim = Claim.of(QueueWorkloads.QUEUE, BATCH);
+        for (int w = 0; w < workers; w++) {
+            String me = (library ? "lib-" : "raw-") + w;
+            threads.add(new Thread(() -> {
+                while (!stop.get()) {
+                    try {
+                        int n;
+                        if (library) {
+                            List<Job> jobs = queue.claim(claim, Duration.ofMinutes(5), me);
+                            if (!jobs.isEmpty()) {
+                                dsl.transaction(c -> queue.completeAll(c.dsl(), jobs));
+                            }
+                            n = jobs.size();
+                        } else {
+                            n = rawClaimAndComplete(me);
+                        }
+                        consumed.addAndGet(n);
+                    } catch (Exception e) {
+                        failed.incrementAndGet();
+                    }
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        return () -> {
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join();
+            }
+        };
+    }
+
+    private AutoCloseable jobWorker(int threads, AtomicLong consumed) {
+        return JobWorker.builder(ds, QueueWorkloads.QUEUE, (job, tx) -> consumed.incrementAndGet())
+                .threads(threads)
+                .schema(TableSchema.mappedSchema(dsl.settings()))
+                .build()
+                .start();
+    }
+
+    private AutoCloseable transactionalWorker(int threads, AtomicLong consumed) {
+        return TransactionalWorker.builder(ds, QueueWorkloads.QUEUE, (jobs, tx) -> consumed.addAndGet(jobs.size()))
+                .threads(threads)
+                .batchSize(100)
+                .schema(TableSchema.mappedSchema(dsl.settings()))
+                .build()
+                .start();
+    }
+
+    private int rawClaimAndComplete(String me) throws Exception {
+        List<QueueWorkloads.Leased> claimed = Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, me, BATCH));
+        if (!claimed.isEmpty()) {
+            Jdbc.inTransaction(ds, c -> QueueWorkloads.rawCompleteAll(c, claimed));
+        }
+        return claimed.size();
     }
 
     private final class Variant implements SelfTimed {
-        final boolean library;
-        final int workers;
         final Duration duration;
+        final Consumers consumers;
         final AtomicLong produced = new AtomicLong();
         final AtomicLong consumed = new AtomicLong();
         final AtomicLong failures = new AtomicLong();
         double first;
         double last;
+        double window;
+        double deadTuples;
+        double autovacuums;
 
-        Variant(boolean library, int workers, Duration duration) {
-            this.library = library;
-            this.workers = workers;
+        Variant(Duration duration, Consumers consumers) {
             this.duration = duration;
+            this.consumers = consumers;
         }
 
         @Override
@@ -77,32 +169,7 @@ final class SustainedWorkload implements Workload {
         @Override
         public double measure() throws Exception {
             AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> threads = new ArrayList<>();
-            JobQueue queue = new JobQueue(dsl);
-            Claim claim = Claim.of(QueueWorkloads.QUEUE, BATCH);
-            for (int w = 0; w < workers; w++) {
-                String me = (library ? "lib-" : "raw-") + w;
-                threads.add(new Thread(() -> {
-                    while (!stop.get()) {
-                        try {
-                            int n;
-                            if (library) {
-                                List<Job> jobs = queue.claim(claim, Duration.ofMinutes(5), me);
-                                if (!jobs.isEmpty()) {
-                                    dsl.transaction(c -> queue.completeAll(c.dsl(), jobs));
-                                }
-                                n = jobs.size();
-                            } else {
-                                n = rawClaimAndComplete(me);
-                            }
-                            consumed.addAndGet(n);
-                        } catch (Exception e) {
-                            failures.incrementAndGet();
-                        }
-                    }
-                }));
-            }
-            threads.add(new Thread(() -> {
+            Thread producer = new Thread(() -> {
                 while (!stop.get()) {
                     try {
                         if (produced.get() - consumed.get() < BACKLOG) {
@@ -121,37 +188,44 @@ final class SustainedWorkload implements Workload {
                         failures.incrementAndGet();
                     }
                 }
-            }));
-            threads.forEach(Thread::start);
+            });
+            long autovacuumsBefore = autovacuumCount();
+            long seconds = Math.max(5, duration.toSeconds());
+            long[] marks = new long[(int) seconds + 1];
+            producer.start();
             long start = System.nanoTime();
-            long fifth = duration.toNanos() / 5;
-            long[] marks = new long[6];
-            for (int i = 1; i <= 5; i++) {
-                long until = start + fifth * i;
-                while (System.nanoTime() < until) {
-                    Thread.sleep(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+            try (AutoCloseable running = consumers.start(consumed, failures)) {
+                for (int i = 1; i <= seconds; i++) {
+                    long until = start + TimeUnit.SECONDS.toNanos(i);
+                    while (System.nanoTime() < until) {
+                        Thread.sleep(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+                    }
+                    marks[i] = consumed.get();
                 }
-                marks[i] = consumed.get();
+            } finally {
+                stop.set(true);
+                producer.join();
             }
-            stop.set(true);
-            for (Thread t : threads) {
-                t.join();
-            }
-            double fifthSeconds = fifth / 1e9;
-            first = marks[1] / fifthSeconds;
-            last = (marks[5] - marks[4]) / fifthSeconds;
-            return marks[5] / (fifthSeconds * 5);
+            int w = (int) Math.min(60, seconds / 5);
+            window = w;
+            first = marks[w] / (double) w;
+            last = (marks[(int) seconds] - marks[(int) seconds - w]) / (double) w;
+            deadTuples = Jdbc.autoCommit(
+                    ds,
+                    c -> Jdbc.queryLong(
+                            c, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
+            autovacuums = autovacuumCount() - autovacuumsBefore;
+            return marks[(int) seconds] / (double) seconds;
         }
 
-        private int rawClaimAndComplete(String me) throws Exception {
-            List<QueueWorkloads.Leased> claimed = Jdbc.autoCommit(ds, c -> QueueWorkloads.rawLeaseClaim(c, me, BATCH));
-            if (!claimed.isEmpty()) {
-                Jdbc.inTransaction(ds, c -> QueueWorkloads.rawCompleteAll(c, claimed));
-            }
-            return claimed.size();
+        private long autovacuumCount() throws Exception {
+            return Jdbc.autoCommit(
+                    ds,
+                    c -> Jdbc.queryLong(
+                            c, "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
         }
 
-        /** Every worker finished its last batch before stopping, so a job left running was lost. */
+        /** Every consumer finished its last batch before stopping, so a job left running was lost. */
         @Override
         public long verify() throws Exception {
             return Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c, "SELECT count(*) FROM jobs WHERE status = 'running'"));
@@ -160,12 +234,18 @@ final class SustainedWorkload implements Workload {
         @Override
         public Map<String, Double> extras() {
             return Map.of(
-                    "first_fifth_jobs_per_s",
+                    "window_s",
+                    window,
+                    "first_window_jobs_per_s",
                     first,
-                    "last_fifth_jobs_per_s",
+                    "last_window_jobs_per_s",
                     last,
                     "last_over_first",
                     first > 0 ? last / first : 0,
+                    "dead_tuples_at_end",
+                    deadTuples,
+                    "autovacuums",
+                    autovacuums,
                     "failed_operations",
                     (double) failures.get());
         }
