@@ -203,20 +203,24 @@ final class DrainWorkload implements Workload {
         }
     }
 
-    private final class Library extends Base {
-        private final JobQueue queue = new JobQueue(
+    /** The jobs enqueued as the library's callers do: {@code enqueueAll} of 1,000 per transaction. */
+    private void enqueueWithLibrary() {
+        JobQueue queue = new JobQueue(
                 dsl, JobQueueConfig.builder().notifyOnEnqueue(false).build());
+        List<NewJob> chunk = Collections.nCopies(ENQUEUE_BATCH, NewJob.of(QueueWorkloads.QUEUE, "noop"));
+        for (int i = 0; i < JOBS / ENQUEUE_BATCH; i++) {
+            queue.enqueueAll(dsl, chunk);
+        }
+    }
 
+    private final class Library extends Base {
         Library(int workers, int batch, boolean isolate) {
             super(workers, batch, isolate);
         }
 
         @Override
         void enqueue() {
-            List<NewJob> chunk = Collections.nCopies(ENQUEUE_BATCH, NewJob.of(QueueWorkloads.QUEUE, "noop"));
-            for (int i = 0; i < JOBS / ENQUEUE_BATCH; i++) {
-                queue.enqueueAll(dsl, chunk);
-            }
+            enqueueWithLibrary();
         }
 
         @Override
@@ -321,19 +325,13 @@ final class DrainWorkload implements Workload {
 
     /** The leased worker, {@link JobWorker}, at its defaults but for the thread count. */
     private final class Leased extends Base {
-        private final JobQueue queue = new JobQueue(
-                dsl, JobQueueConfig.builder().notifyOnEnqueue(false).build());
-
         Leased(int workers) {
             super(workers, workers, false);
         }
 
         @Override
         void enqueue() {
-            List<NewJob> chunk = Collections.nCopies(ENQUEUE_BATCH, NewJob.of(QueueWorkloads.QUEUE, "noop"));
-            for (int i = 0; i < JOBS / ENQUEUE_BATCH; i++) {
-                queue.enqueueAll(dsl, chunk);
-            }
+            enqueueWithLibrary();
         }
 
         @Override

@@ -45,9 +45,14 @@ import org.slf4j.event.Level;
  *       not work (notifications go to whichever session the pooler picked); declare
  *       {@code poolingMode(PoolingMode.TRANSACTION)}, which refuses LISTEN, set
  *       {@code listen(false)} and rely on polling, or give the worker a direct connection.</li>
- *   <li>Each job runs in a transaction that also completes it ({@link JobHandler}); a handler
- *       exception fails the job with backoff. Leases of running jobs are extended every third of
- *       the lease; expired leases of crashed workers are rescued every {@code rescueInterval}.</li>
+ *   <li>Each job runs in a transaction ({@link JobHandler}). When the handler wrote in it, the
+ *       same transaction completes the job, so the writes commit only with the completion; when
+ *       it wrote nothing (no transaction id was assigned), the transaction commits and the job
+ *       joins the next batch of completions: one auto-committed statement for every job whose
+ *       handler ended meanwhile ({@link Builder#completionLinger}), its lease heartbeated until
+ *       then. A handler exception fails the job with backoff. All held leases are extended in
+ *       one statement every third of the lease; expired leases of crashed workers are rescued
+ *       every {@code rescueInterval}.</li>
  *   <li>Jobs with an {@linkplain NewJob.Builder#orderingKey(String) ordering key} run one at a
  *       time per key, in enqueue order, across all workers ({@link JobQueue}, "Per-key
  *       ordering"): a claim takes only the head of each key, and the next job of a key becomes
