@@ -525,10 +525,25 @@ public final class JobQueue {
      * @param tx the caller's transaction
      */
     boolean wroteInTransaction(DSLContext tx) {
+        DSLContext ctx = schema.on(tx);
+        if (sentNothing(ctx)) {
+            return false;
+        }
         RenderedQuery statement = statements.wroteInTransaction;
         return statement
-                .fetchOptional(schema.on(tx), statement.binds(), row -> row.getBoolean(1))
+                .fetchOptional(ctx, statement.binds(), row -> row.getBoolean(1))
                 .orElse(true);
+    }
+
+    /**
+     * Whether nothing at all was sent in the transaction on {@code tx}'s connection (PgJDBC
+     * begins a transaction lazily, with its first statement): a handler that did not use the
+     * database then costs no round trip. False when the driver cannot tell.
+     */
+    private static boolean sentNothing(DSLContext tx) {
+        return tx.connectionResult(c -> c.isWrapperFor(org.postgresql.core.BaseConnection.class)
+                && c.unwrap(org.postgresql.core.BaseConnection.class).getTransactionState()
+                        == org.postgresql.core.TransactionState.IDLE);
     }
 
     /**

@@ -21,9 +21,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
@@ -37,8 +38,11 @@ import org.slf4j.event.Level;
  * Runs a {@link JobHandler} for the jobs of one queue on N threads, in leased mode.
  *
  * <ul>
- *   <li>One claimer thread claims at most as many jobs as there are free handler slots, in one
- *       statement per batch, so a worker never holds jobs it cannot start.</li>
+ *   <li>One claimer thread claims, in one statement per batch, as many jobs as there are free
+ *       handler threads, plus for short jobs a few ahead: as many as the threads end in about
+ *       100 ms, at most {@link Builder#prefetch} (default four per thread). A worker whose jobs
+ *       take a second or more so holds only jobs it can start; {@code prefetch(0)} makes that
+ *       so for every job.</li>
  *   <li>When the queue is empty it waits for a {@code NOTIFY locksmith_jobs} (sent by
  *       {@link JobQueue#enqueueAll} on commit) on a dedicated LISTEN connection, and polls every
  *       {@code pollInterval} regardless. Behind PgBouncer in transaction pooling mode LISTEN does
@@ -77,6 +81,12 @@ public final class JobWorker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobWorker.class);
     private static final long COMPLETER_POLL_MILLIS = 50;
+    /** The default most jobs claimed ahead, per thread ({@link Builder#prefetch}). */
+    private static final int PREFETCH_PER_THREAD = 4;
+    /** How long a job claimed ahead should wait for a thread, at the average run. */
+    private static final long PREFETCH_HORIZON_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The most jobs one completion statement settles. */
+    private static final int MAX_COMPLETION_BATCH = 1000;
 
     private final DataSource dataSource;
     private final DSLContext dsl;
@@ -85,19 +95,27 @@ public final class JobWorker implements AutoCloseable {
     private final JobHandler handler;
     private final Settings settings;
     private final Duration completionLinger;
+    /** Handled jobs waiting for their completion beyond which the claimer waits. */
+    private final int completionBacklog;
+
     private final WorkerListener listener;
     private final Level handlerFailureLogLevel;
     private final Observing observing;
 
-    private final Semaphore slots;
+    /** Jobs claimed whose handler has not ended (started or waiting for a thread). */
+    private final AtomicInteger outstanding = new AtomicInteger();
+    /** The most jobs claimed ahead of free threads ({@link Builder#prefetch}). */
+    private final int maxPrefetch;
+    /** A moving average of handler runs in nanoseconds; negative until one has ended. */
+    private final AtomicLong averageRunNanos = new AtomicLong(-1);
     /** Held leases by lease id: a lapsed and re-claimed job has two, and each run settles only its own. */
     private final Map<UUID, Held> inFlight = new ConcurrentHashMap<>();
 
     /** A held lease and what its handler is doing. */
     private static final class Held {
         final Job job;
-        /** Until the handler's run ends, however it ends. */
-        volatile boolean handlerRunning = true;
+        /** From the start of the handler's run until it ends, however it ends. */
+        volatile boolean handlerRunning;
         /** From just before the completing statement: the row may be gone for a good reason. */
         volatile boolean completing;
         /** A completion statement that may have settled it failed (its outcome is unknown). */
@@ -133,10 +151,11 @@ public final class JobWorker implements AutoCloseable {
         this.settings = new Settings(
                 b.threads, b.lease, b.pollInterval, b.rescueInterval, b.shutdownGrace, b.workerId, b.listen);
         this.completionLinger = b.completionLinger;
+        this.completionBacklog = Math.max(MAX_COMPLETION_BATCH, 10 * b.threads);
         this.listener = b.listener;
         this.handlerFailureLogLevel = b.handlerFailureLogLevel;
         this.observing = Observing.of(dsl);
-        this.slots = new Semaphore(b.threads);
+        this.maxPrefetch = b.prefetch != null ? b.prefetch : PREFETCH_PER_THREAD * b.threads;
         String name = "locksmith-" + b.queue;
         this.handlers = Executors.newFixedThreadPool(b.threads, r -> thread(r, name + "-handler"));
         this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, name + "-maintenance"));
@@ -300,15 +319,23 @@ public final class JobWorker implements AutoCloseable {
     private void claimLoop() {
         while (running.get()) {
             try {
-                int free = slots.availablePermits();
-                if (free == 0) {
+                // Handled jobs waiting for their completion still hold leases: while the database
+                // is slow to take completions, claim no more than it takes.
+                int ahead = prefetchAllowance();
+                int claimed = outstanding.get();
+                int free = Math.min(settings.threads() + ahead - claimed, completionBacklog - completions.size());
+                // While every thread has a job to go on with, wait until half of those claimed
+                // ahead have started: fewer, larger claims.
+                boolean busy = claimed - settings.threads() >= (ahead + 1) / 2;
+                if (free <= 0 || busy) {
                     awaitWake(settings.pollInterval());
                     continue;
                 }
+                free = Math.min(free, Claim.MAX_LIMIT);
                 var jobs = queue.claim(
                         new Claim(claim.queue(), free, claim.shards()), settings.lease(), settings.workerId());
                 for (Job job : jobs) {
-                    slots.acquireUninterruptibly();
+                    outstanding.incrementAndGet();
                     Held held = new Held(job);
                     inFlight.put(job.leaseId(), held);
                     handlers.execute(() -> run(held));
@@ -326,8 +353,35 @@ public final class JobWorker implements AutoCloseable {
         }
     }
 
+    /**
+     * Jobs to claim ahead of free threads: as many as the threads end in
+     * {@link #PREFETCH_HORIZON_NANOS} at the average run so far, at most {@link #maxPrefetch},
+     * none before a run has ended. A job claimed ahead so waits about that long for a thread,
+     * and a worker with long jobs claims only for its free threads.
+     */
+    private int prefetchAllowance() {
+        long average = averageRunNanos.get();
+        if (maxPrefetch == 0 || average < 0) {
+            return 0;
+        }
+        long ahead = settings.threads() * PREFETCH_HORIZON_NANOS / Math.max(1, average);
+        return (int) Math.min(maxPrefetch, ahead);
+    }
+
+    private void recordRun(long nanos) {
+        // an exponential moving average over about the last 16 runs
+        averageRunNanos.updateAndGet(average -> average < 0 ? nanos : average + (nanos - average) / 16);
+    }
+
     private void run(Held held) {
         Job job = held.job;
+        if (!running.get()) {
+            // claimed ahead and not started before close(): it gives the job back
+            outstanding.decrementAndGet();
+            return;
+        }
+        held.handlerRunning = true;
+        long started = System.nanoTime();
         boolean settled = false;
         // The job's MDC keys stay set until the failure, if any, is logged (the catch blocks below).
         JobLogging.Scope mdc = JobLogging.mdc(job, job.attempts());
@@ -388,7 +442,8 @@ public final class JobWorker implements AutoCloseable {
             if (!deferred && (settled || running.get())) {
                 inFlight.remove(job.leaseId(), held);
             }
-            slots.release();
+            recordRun(System.nanoTime() - started);
+            outstanding.decrementAndGet();
             mdc.close();
             wake(WorkerListener.Wake.INTERNAL);
         }
@@ -466,11 +521,12 @@ public final class JobWorker implements AutoCloseable {
             }
             batch.add(first);
             linger(batch);
-            completions.drainTo(batch);
+            completions.drainTo(batch, MAX_COMPLETION_BATCH - batch.size());
             List<Held> later = splitRepeatedIds(batch);
             try {
                 settle(batch, queue.completeLeased(jobs(batch)));
                 failures = 0;
+                wake(WorkerListener.Wake.INTERNAL); // the claimer may have waited for the backlog
             } catch (RuntimeException e) {
                 failures++;
                 batch.forEach(h -> h.uncertain = true);
@@ -495,7 +551,7 @@ public final class JobWorker implements AutoCloseable {
         }
     }
 
-    /** Waits up to the linger for more completions, or until a batch as large as the worker's threads. */
+    /** Waits up to the linger for more completions, or until a batch of {@link #MAX_COMPLETION_BATCH}. */
     private void linger(List<Held> batch) {
         long lingerNanos = completionLinger.toNanos();
         if (lingerNanos <= 0) {
@@ -503,7 +559,7 @@ public final class JobWorker implements AutoCloseable {
         }
         long deadline = System.nanoTime() + lingerNanos;
         try {
-            while (batch.size() < settings.threads()) {
+            while (batch.size() < MAX_COMPLETION_BATCH) {
                 long left = deadline - System.nanoTime();
                 Held next = left > 0 ? completions.pollFirst(left, TimeUnit.NANOSECONDS) : null;
                 if (next == null) {
@@ -682,6 +738,7 @@ public final class JobWorker implements AutoCloseable {
         private Duration shutdownGrace = Duration.ofSeconds(10);
         private String workerId = defaultWorkerId();
         private boolean listen = true;
+        private @Nullable Integer prefetch;
         private Duration completionLinger = Duration.ZERO;
         private String schema = dev.locksmith.TableSchema.DEFAULT;
         private PoolingMode poolingMode = PoolingMode.SESSION;
@@ -777,10 +834,33 @@ public final class JobWorker implements AutoCloseable {
         }
 
         /**
+         * The most jobs claimed ahead of free threads; default four per thread. A thread that
+         * ends a job then starts the next without waiting for a claim, and claims are larger:
+         * for short jobs the worker runs several times faster. The worker claims ahead only as
+         * many jobs as its threads end in about 100 ms at the average run so far (none before
+         * the first has ended), so that a job claimed ahead waits about that long for a thread
+         * and a worker whose jobs take a second or more claims only for its free threads. Jobs
+         * claimed ahead hold leases (heartbeated) that other workers cannot take meanwhile;
+         * {@link JobWorker#close()} gives back those not started.
+         *
+         * @param prefetch 0 (claim only for free threads) to 1,000
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder prefetch(int prefetch) {
+            if (prefetch < 0 || prefetch > 1000) {
+                throw new IllegalArgumentException("prefetch must be between 0 and 1000, was " + prefetch);
+            }
+            this.prefetch = prefetch;
+            return this;
+        }
+
+        /**
          * How long the completion of a job whose handler wrote nothing may wait for others to be
          * completed with it in one statement; default zero: a batch is whatever ended while the
-         * previous one was being sent, which costs no latency at low load. A batch never waits
-         * for more than the worker's threads. The jobs' leases are kept (heartbeated) until
+         * previous one was being sent, which costs no latency at low load. A batch holds at most
+         * 1,000 jobs, and the worker claims no more while 1,000 (or ten per thread, if more) wait
+         * for their completion. The jobs' leases are kept (heartbeated) until
          * their batch commits; if the worker dies first, they run again once their leases
          * expire, as they would if it died while they ran.
          *

@@ -206,6 +206,95 @@ class BatchedCompletionTest extends DatabaseTest {
                 .count();
     }
 
+    /** Enqueues {@code quick} jobs of kind "quick" due first, then {@code blocking} of kind "block". */
+    private void enqueueQuickThenBlocking(String queueName, int quick, int blocking) {
+        queue.enqueueAll(
+                dsl,
+                Collections.nCopies(
+                        quick, NewJob.builder(queueName, "quick").priority(0).build()));
+        queue.enqueueAll(
+                dsl,
+                Collections.nCopies(
+                        blocking, NewJob.builder(queueName, "block").priority(1).build()));
+    }
+
+    private int running(String queueName) {
+        return dsl.fetchCount(JOBS, JOBS.QUEUE.eq(queueName).and(JOBS.STATUS.eq("running")));
+    }
+
+    @Test
+    void aWorkerWithShortJobsClaimsAheadAndGivesBackWhatItHadNotStartedWhenClosed() throws Exception {
+        enqueueQuickThenBlocking("ahead", 20, 12);
+        CountDownLatch never = new CountDownLatch(1);
+        JobWorker worker = JobWorker.builder(pool, "ahead", (job, tx) -> {
+                    if (job.kind().equals("block")) {
+                        never.await();
+                    }
+                })
+                .threads(2)
+                .prefetch(6)
+                .shutdownGrace(Duration.ofMillis(200))
+                .build()
+                .start();
+        try {
+            // the quick jobs set a short average run: two threads blocked, more claimed ahead
+            // (claims wait while half of the six ahead have not started: at least three)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (running("ahead") < 5 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            Thread.sleep(300);
+            assertThat(running("ahead"))
+                    .as("threads + claimed ahead, at most threads + prefetch")
+                    .isBetween(5, 8);
+        } finally {
+            worker.close();
+        }
+        // the blocked handlers were interrupted and their jobs given back, as were those claimed ahead
+        assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("ahead"))).isEqualTo(12);
+        assertThat(dsl.fetchValues(DSL.selectDistinct(JOBS.STATUS).from(JOBS).where(JOBS.QUEUE.eq("ahead"))))
+                .containsExactly("pending");
+        assertThat(dsl.fetchValues(DSL.selectDistinct(JOBS.ATTEMPTS).from(JOBS).where(JOBS.QUEUE.eq("ahead"))))
+                .containsExactly(0);
+    }
+
+    @Test
+    void noJobIsClaimedAheadBeforeARunHasEndedOrWithPrefetchZero() throws Exception {
+        for (boolean quickFirst : new boolean[] {false, true}) {
+            String name = quickFirst ? "strict" : "unknown";
+            enqueueQuickThenBlocking(name, quickFirst ? 20 : 0, 8);
+            CountDownLatch release = new CountDownLatch(1);
+            JobWorker.Builder builder = JobWorker.builder(pool, name, (job, tx) -> {
+                        if (job.kind().equals("block")) {
+                            release.await();
+                        }
+                    })
+                    .threads(2);
+            // no run has ended yet (nothing known of their length), or claiming ahead is off
+            try (JobWorker worker =
+                    (quickFirst ? builder.prefetch(0) : builder).build().start()) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (running(name) < 2 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                Thread.sleep(300);
+                assertThat(running(name)).as(name).isEqualTo(2);
+                release.countDown();
+            }
+        }
+    }
+
+    @Test
+    void thePrefetchIsValidated() {
+        JobWorker.Builder builder = JobWorker.builder(pool, "q", (job, tx) -> {});
+        assertThatThrownBy(() -> builder.prefetch(-1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("prefetch");
+        assertThatThrownBy(() -> builder.prefetch(1001))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("prefetch");
+    }
+
     @Test
     void theLingerIsValidated() {
         JobWorker.Builder builder = JobWorker.builder(pool, "q", (job, tx) -> {});
