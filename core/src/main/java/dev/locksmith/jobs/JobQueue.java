@@ -1097,6 +1097,47 @@ public final class JobQueue {
     }
 
     /**
+     * Why autovacuum will not clean the jobs table, if it will not: it is off for the server
+     * ({@code autovacuum = off}) or for the table ({@code autovacuum_enabled = false}). A queue
+     * deletes or updates every row it claims, so without vacuum its dead rows pile up and claims
+     * slow down as they skip them; run {@code VACUUM} on the table regularly then. The workers
+     * log this at WARN when they start. One read-only statement.
+     *
+     * @return the reason, or empty when autovacuum runs for the table
+     */
+    public Optional<String> autovacuumProblem() {
+        String table = dsl.render(JOBS);
+        return Errors.translating(() -> {
+            org.jooq.Record2<String, String> row = dsl.select(
+                            DSL.field("current_setting('autovacuum')", String.class),
+                            DSL.field(
+                                    "(SELECT option_value FROM pg_options_to_table("
+                                            + "(SELECT reloptions FROM pg_class WHERE oid = to_regclass({0}))) "
+                                            + "WHERE option_name = 'autovacuum_enabled')",
+                                    String.class, DSL.val(table)))
+                    .fetchSingle();
+            if (!"on".equals(row.value1())) {
+                return Optional.of("autovacuum is off on the server (autovacuum = " + row.value1() + "): the dead rows "
+                        + "of " + table + " pile up and claims slow down; run VACUUM on it regularly");
+            }
+            if (row.value2() != null && !Boolean.parseBoolean(row.value2()) && !"on".equals(row.value2())) {
+                return Optional.of("autovacuum is off for " + table + " (autovacuum_enabled = " + row.value2()
+                        + "): its dead rows pile up and claims slow down; run VACUUM on it regularly");
+            }
+            return Optional.empty();
+        });
+    }
+
+    /** Logs {@link #autovacuumProblem()} at WARN, if any; a failure to find out at DEBUG. */
+    static void warnIfNotVacuumed(JobQueue queue, org.slf4j.Logger log) {
+        try {
+            queue.autovacuumProblem().ifPresent(log::warn);
+        } catch (RuntimeException e) {
+            log.debug("could not read the autovacuum settings", e);
+        }
+    }
+
+    /**
      * Row counts per queue and status, and the age of each queue's oldest due pending job. Two
      * read-only statements on the queue's own {@code DSLContext} (a scan of the table); meant
      * for metrics, not for every request.

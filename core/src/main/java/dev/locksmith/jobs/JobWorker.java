@@ -68,10 +68,10 @@ import org.slf4j.event.Level;
  * </ul>
  *
  * <p><b>Connections.</b> A worker with {@code threads} handler threads needs
- * {@code threads + 3} connections from its data source at the same time
+ * {@code threads + 4} connections from its data source at the same time
  * ({@link #connectionsNeeded(int, boolean)}): one per running handler transaction, one for
- * claims, one for heartbeats and rescue, and one held for {@code LISTEN} ({@code threads + 2}
- * with {@code listen(false)}). With fewer, heartbeats wait for a connection while handlers hold
+ * claims, one for batched completions, one for heartbeats and rescue, and one held for
+ * {@code LISTEN} ({@code threads + 3} with {@code listen(false)}). With fewer, heartbeats wait for a connection while handlers hold
  * them all, leases lapse, and jobs run twice. {@link #start()} fails when the data source is a
  * pool whose maximum size it can read (HikariCP, Apache DBCP 2, Tomcat JDBC) and that maximum is
  * too small; a pool shared with the application needs room for both. Each lost lease is logged
@@ -220,7 +220,7 @@ public final class JobWorker implements AutoCloseable {
     }
 
     /**
-     * Connections a worker needs at the same time: {@code threads + 3}, or {@code threads + 2}
+     * Connections a worker needs at the same time: {@code threads + 4}, or {@code threads + 3}
      * without {@code LISTEN} (see the class description).
      *
      * @param threads handler threads, 1 to 1,000
@@ -229,7 +229,7 @@ public final class JobWorker implements AutoCloseable {
      * @throws IllegalArgumentException when {@code threads} is out of range
      */
     public static int connectionsNeeded(int threads, boolean listen) {
-        return JobQueue.requireThreads(threads) + (listen ? 3 : 2);
+        return JobQueue.requireThreads(threads) + (listen ? 4 : 3);
     }
 
     /**
@@ -252,6 +252,7 @@ public final class JobWorker implements AutoCloseable {
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
+        JobQueue.warnIfNotVacuumed(queue, LOG);
         claimer.start();
         completer.start();
         if (settings.listen()) {

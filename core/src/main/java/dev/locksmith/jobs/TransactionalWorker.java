@@ -157,6 +157,7 @@ public final class TransactionalWorker implements AutoCloseable {
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("already started");
         }
+        JobQueue.warnIfNotVacuumed(queue, LOG);
         if (listen) {
             notifications.start();
         }

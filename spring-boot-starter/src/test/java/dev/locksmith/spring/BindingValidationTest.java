@@ -111,7 +111,7 @@ class BindingValidationTest {
         runner.withUserConfiguration(OneHandler.class)
                 .withPropertyValues("locksmith.queues.emails.threads=8")
                 .run(context -> assertThat(messages(context.getStartupFailure()))
-                        .contains("locksmith.queues.emails: a leased worker with 8 threads and LISTEN needs 11 "
+                        .contains("locksmith.queues.emails: a leased worker with 8 threads and LISTEN needs 12 "
                                 + "connections at the same time, but the data source allows at most 10 "
                                 + "(spring.datasource.hikari.maximum-pool-size with HikariCP): lower "
                                 + "locksmith.queues.emails.threads or enlarge the pool"));

@@ -117,10 +117,10 @@ class LeaseTest extends DatabaseTest {
             assertThatThrownBy(worker::start)
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("allows at most 5 connections")
-                    .hasMessageContaining("needs 7");
-            assertThat(JobWorker.connectionsNeeded(4, false)).isEqualTo(6);
+                    .hasMessageContaining("needs 8");
+            assertThat(JobWorker.connectionsNeeded(4, false)).isEqualTo(7);
             try (JobWorker enough = JobWorker.builder(small, "q", (job, tx) -> {})
-                    .threads(3)
+                    .threads(2)
                     .listen(false)
                     .build()
                     .start()) {
