@@ -161,6 +161,11 @@ public record LocksmithProperties(
      * @param shutdownGrace leased mode: how long shutdown lets running handlers finish before
      *     interrupting them (and as long again after); keep twice it within
      *     spring.lifecycle.timeout-per-shutdown-phase
+     * @param prefetch leased mode: the most jobs claimed ahead of free threads, 0 to 1000
+     *     (claimed ahead only for short jobs, see JobWorker.Builder#prefetch); unset: four per
+     *     thread
+     * @param completionLinger leased mode: how long the completion of a job whose handler wrote
+     *     nothing may wait to be batched with others, 0 to 1s
      */
     public record Queue(
             @Nullable Mode mode,
@@ -169,10 +174,20 @@ public record LocksmithProperties(
             @DefaultValue("30s") Duration lease,
             @DefaultValue("1s") Duration pollInterval,
             @DefaultValue("true") boolean listen,
-            @DefaultValue("10s") Duration shutdownGrace) {
+            @DefaultValue("10s") Duration shutdownGrace,
+            @Nullable Integer prefetch,
+            @DefaultValue("0s") Duration completionLinger) {
 
-        static final Queue DEFAULTS =
-                new Queue(null, 4, 10, Duration.ofSeconds(30), Duration.ofSeconds(1), true, Duration.ofSeconds(10));
+        static final Queue DEFAULTS = new Queue(
+                null,
+                4,
+                10,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(1),
+                true,
+                Duration.ofSeconds(10),
+                null,
+                Duration.ZERO);
 
         /**
          * Checks that no value is missing; ranges are checked with the queue's name.
@@ -184,11 +199,14 @@ public record LocksmithProperties(
          * @param pollInterval poll-interval
          * @param listen listen
          * @param shutdownGrace shutdown-grace
+         * @param prefetch prefetch
+         * @param completionLinger completion-linger
          */
         public Queue {
             Objects.requireNonNull(lease, "lease");
             Objects.requireNonNull(pollInterval, "pollInterval");
             Objects.requireNonNull(shutdownGrace, "shutdownGrace");
+            Objects.requireNonNull(completionLinger, "completionLinger");
         }
 
         void check(String prefix) {
@@ -197,6 +215,13 @@ public record LocksmithProperties(
             requirePositive(prefix + ".lease", lease);
             requirePositive(prefix + ".poll-interval", pollInterval);
             requirePositive(prefix + ".shutdown-grace", shutdownGrace);
+            if (prefetch != null) {
+                requireRange(prefix + ".prefetch", prefetch, 0, 1000);
+            }
+            if (completionLinger.isNegative() || completionLinger.compareTo(Duration.ofSeconds(1)) > 0) {
+                throw new IllegalArgumentException(
+                        prefix + ".completion-linger must be between 0 and 1s, was " + completionLinger);
+            }
         }
 
         /** How a queue's jobs are claimed. */

@@ -176,7 +176,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
         LocksmithProperties.Queue settings = properties.queue(name);
         String schema = properties.schema().name();
         if (mode == Mode.LEASED) {
-            running.add(JobWorker.builder(dsl, name, handler.jobHandler(beans))
+            JobWorker.Builder builder = JobWorker.builder(dsl, name, handler.jobHandler(beans))
                     .schema(schema)
                     .queueConfig(queueConfig)
                     .threads(settings.threads())
@@ -184,8 +184,11 @@ public final class LocksmithWorkers implements SmartLifecycle {
                     .pollInterval(settings.pollInterval())
                     .listen(settings.listen())
                     .shutdownGrace(settings.shutdownGrace())
-                    .build()
-                    .start());
+                    .completionLinger(settings.completionLinger());
+            if (settings.prefetch() != null) {
+                builder.prefetch(settings.prefetch());
+            }
+            running.add(builder.build().start());
         } else {
             running.add(TransactionalWorker.builder(dsl, name, handler.batchHandler(beans))
                     .schema(schema)
