@@ -1101,7 +1101,7 @@ public final class JobQueue {
      * ({@code autovacuum = off}) or for the table ({@code autovacuum_enabled = false}). A queue
      * deletes or updates every row it claims, so without vacuum its dead rows pile up and claims
      * slow down as they skip them; run {@code VACUUM} on the table regularly then. The workers
-     * log this at WARN when they start. One read-only statement.
+     * log this at WARN when they start (each reason once per process). One read-only statement.
      *
      * @return the reason, or empty when autovacuum runs for the table
      */
@@ -1128,10 +1128,16 @@ public final class JobQueue {
         });
     }
 
-    /** Logs {@link #autovacuumProblem()} at WARN, if any; a failure to find out at DEBUG. */
+    /** Autovacuum problems already logged by a worker of this class loader: each once. */
+    private static final Set<String> AUTOVACUUM_WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Logs {@link #autovacuumProblem()} at WARN, if any, once per reason (several workers start
+     * at once); a failure to find out at DEBUG.
+     */
     static void warnIfNotVacuumed(JobQueue queue, org.slf4j.Logger log) {
         try {
-            queue.autovacuumProblem().ifPresent(log::warn);
+            queue.autovacuumProblem().filter(AUTOVACUUM_WARNED::add).ifPresent(log::warn);
         } catch (RuntimeException e) {
             log.debug("could not read the autovacuum settings", e);
         }

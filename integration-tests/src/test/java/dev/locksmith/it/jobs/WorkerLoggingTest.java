@@ -159,10 +159,13 @@ class WorkerLoggingTest extends DatabaseTest {
                 Integer.toString(attempt));
     }
 
-    /** The log lines (not the stack trace lines that follow them) of {@code logger}. */
+    /**
+     * The log lines about jobs (not the stack trace lines that follow them) of {@code logger}:
+     * a worker also logs at start, e.g. that autovacuum is off (as on this machine's service).
+     */
     private static List<String> logLines(String err, String logger) {
         return err.lines()
-                .filter(l -> l.startsWith("[") && l.contains(" " + logger + " - "))
+                .filter(l -> l.startsWith("[") && l.contains(" " + logger + " - job "))
                 .toList();
     }
 
