@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
+import dev.locksmith.it.Await;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -44,7 +45,7 @@ class TransactionalWorkerTest extends DatabaseTest {
     }
 
     @Test
-    void drainsEveryJobExactlyOnceInBatches() {
+    void drainsEveryJobExactlyOnceInBatches() throws InterruptedException {
         List<Long> ids = queue.enqueueAll(dsl, Collections.nCopies(2000, NewJob.of("batch", "noop")));
         try (TransactionalWorker worker = TransactionalWorker.builder(pool, "batch", (jobs, tx) -> {
                     for (Job job : jobs) {
@@ -57,6 +58,8 @@ class TransactionalWorkerTest extends DatabaseTest {
                 .build()
                 .start()) {
             awaitEmptyQueue("batch");
+            // a batch's commit is visible before its thread counts it: wait for the count too
+            Await.until("2000 jobs counted", Duration.ofSeconds(10), () -> worker.processed() >= 2000);
             assertThat(worker.processed()).isEqualTo(2000);
         }
         List<Long> done = dsl.fetchValues("SELECT job_id FROM batch_results").stream()
