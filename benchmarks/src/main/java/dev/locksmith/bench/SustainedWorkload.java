@@ -151,6 +151,8 @@ final class SustainedWorkload implements Workload {
         double window;
         double deadTuples;
         double autovacuums;
+        /** Manual VACUUMs: the workers' own (their vacuumInterval), in the library variants. */
+        double vacuums;
 
         Variant(Duration duration, Consumers consumers) {
             this.duration = duration;
@@ -189,7 +191,8 @@ final class SustainedWorkload implements Workload {
                     }
                 }
             });
-            long autovacuumsBefore = autovacuumCount();
+            long autovacuumsBefore = vacuumCount(false);
+            long vacuumsBefore = vacuumCount(true);
             long seconds = Math.max(5, duration.toSeconds());
             long[] marks = new long[(int) seconds + 1];
             producer.start();
@@ -214,15 +217,20 @@ final class SustainedWorkload implements Workload {
                     ds,
                     c -> Jdbc.queryLong(
                             c, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
-            autovacuums = autovacuumCount() - autovacuumsBefore;
+            autovacuums = vacuumCount(false) - autovacuumsBefore;
+            vacuums = vacuumCount(true) - vacuumsBefore;
             return marks[(int) seconds] / (double) seconds;
         }
 
-        private long autovacuumCount() throws Exception {
+        /** {@code autovacuum_count}, or {@code vacuum_count} (manual: the workers' own VACUUMs). */
+        private long vacuumCount(boolean manual) throws Exception {
             return Jdbc.autoCommit(
                     ds,
                     c -> Jdbc.queryLong(
-                            c, "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
+                            c,
+                            manual
+                                    ? "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"
+                                    : "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
         }
 
         /** Every consumer finished its last batch before stopping, so a job left running was lost. */
@@ -246,6 +254,8 @@ final class SustainedWorkload implements Workload {
                     deadTuples,
                     "autovacuums",
                     autovacuums,
+                    "vacuums",
+                    vacuums,
                     "failed_operations",
                     (double) failures.get());
         }

@@ -198,6 +198,16 @@ public final class RenderedQuery {
         return new Binds(this);
     }
 
+    /** {@return whether the statement has a parameter of this name} */
+    public boolean hasParameter(String name) {
+        for (String n : names) {
+            if (n.equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     int nameIndex(String name) {
         for (int i = 0; i < names.length; i++) {
             if (names[i].equals(name)) {

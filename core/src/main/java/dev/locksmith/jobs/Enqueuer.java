@@ -59,6 +59,8 @@ final class Enqueuer {
     private final RenderedQuery insert;
     /** For calls with a unique key: conflicts are skipped, and the rows say which were inserted. */
     private final RenderedQuery insertUnique;
+    /** {@link #insertUnique} for Citus's layout, where the unique index holds the shard too. */
+    private final RenderedQuery insertUniquePerShard;
 
     /**
      * The statements for one queue's settings.
@@ -78,6 +80,47 @@ final class Enqueuer {
                         .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(JobQueue.LIVE)))
                         .doNothing()
                         .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY));
+        this.insertUniquePerShard = RenderedQuery.of(
+                dsl,
+                columns(dsl)
+                        .select(rows)
+                        .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY, JOBS.SHARD)
+                        .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(JobQueue.LIVE)))
+                        .doNothing()
+                        .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY));
+    }
+
+    /**
+     * The shard a job is written to. On plain PostgreSQL (no distributed shards) the one it was
+     * given. On Citus, a job given shard 0 (the default) is placed by the library: a job with a
+     * unique key on the shard its queue and key hash to, so that the per-shard unique index
+     * still allows one live job per key in the queue; a job with an ordering key likewise, so
+     * that a key's jobs share a shard and a single-shard claim sees all of them; any other on a
+     * random shard, spreading the queue over the cluster. A job given another shard stays there.
+     */
+    static int shardFor(NewJob job, int distributedShards) {
+        if (distributedShards == 0) {
+            return job.shard();
+        }
+        if (job.shard() >= distributedShards) {
+            throw new IllegalArgumentException("shard must be below " + distributedShards
+                    + " on this Citus cluster (the jobs table's shard count), was " + job.shard()
+                    + ": a claim of every shard would never reach it");
+        }
+        if (job.shard() != 0) {
+            return job.shard();
+        }
+        if (job.uniqueKey().isPresent() && job.orderingKey().isPresent()) {
+            throw new IllegalArgumentException("on Citus a job with both a unique key and an ordering key needs a "
+                    + "shard (the two keys may hash to different shards, and each guarantee holds within one): "
+                    + "give it NewJob.Builder#shard, the same for every job of its ordering key");
+        }
+        java.util.Optional<String> key = job.uniqueKey().or(job::orderingKey);
+        if (key.isPresent()) {
+            // String.hashCode is specified, so every JVM places a key on the same shard.
+            return Math.floorMod((job.queue() + '\u0000' + key.get()).hashCode(), distributedShards);
+        }
+        return java.util.concurrent.ThreadLocalRandom.current().nextInt(distributedShards);
     }
 
     private static org.jooq.InsertValuesStep10<
@@ -178,7 +221,8 @@ final class Enqueuer {
      * Inserts {@code jobs}; returns one id per job, in order (the existing id for a live
      * duplicate), and sets {@code inserted[i]} for each job that was inserted rather than found.
      */
-    List<Long> insert(DSLContext tx, List<NewJob> jobs, @Nullable String traceparent, boolean[] inserted) {
+    List<Long> insert(
+            DSLContext tx, List<NewJob> jobs, @Nullable String traceparent, boolean[] inserted, int distributedShards) {
         OrderingLocks.lock(tx, jobs);
         Long[] ids = new Long[jobs.size()];
         List<Integer> remaining = new ArrayList<>();
@@ -192,7 +236,7 @@ final class Enqueuer {
             if (round == 10) {
                 throw new IllegalStateException("unique keys kept changing state while enqueueing");
             }
-            remaining = insertRound(tx, jobs, remaining, ids, traceparent, inserted);
+            remaining = insertRound(tx, jobs, remaining, ids, traceparent, inserted, distributedShards);
         }
         return List.of(ids);
     }
@@ -206,7 +250,8 @@ final class Enqueuer {
             List<Integer> indexes,
             Long[] ids,
             @Nullable String traceparent,
-            boolean[] fresh) {
+            boolean[] fresh,
+            int distributedShards) {
         int n = indexes.size();
         List<String> queues = new ArrayList<>(n);
         List<Integer> shards = new ArrayList<>(n);
@@ -220,7 +265,7 @@ final class Enqueuer {
         for (int i : indexes) {
             NewJob job = jobs.get(i);
             queues.add(job.queue());
-            shards.add(job.shard());
+            shards.add(shardFor(job, distributedShards));
             kinds.add(job.kind());
             payloads.add(job.payload());
             priorities.add(job.priority());
@@ -230,7 +275,7 @@ final class Enqueuer {
             orderingKeys.add(job.orderingKey().orElse(null));
         }
         boolean unique = uniqueKeys.stream().anyMatch(Objects::nonNull);
-        RenderedQuery statement = unique ? insertUnique : insert;
+        RenderedQuery statement = !unique ? insert : distributedShards > 0 ? insertUniquePerShard : insertUnique;
         Binds binds = statement
                 .binds()
                 .setStrings(QUEUES, queues)

@@ -97,8 +97,19 @@ import org.jspecify.annotations.Nullable;
  * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
  * straight through JDBC when the {@code DSLContext} given here says
  * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
+ *
+ * <p><b>Citus.</b> When Citus distributes the jobs table by {@code shard} (the schema's Citus
+ * layout), a queue finds out at its first claim or enqueue (one catalog read, kept for the
+ * queue's life) and then: places a job given shard 0 on a random shard, or, with a unique or
+ * ordering key, on the shard its queue and key hash to, so that a key's jobs share a shard;
+ * claims shard by shard, each claim a single-shard statement (Citus refuses {@code FOR UPDATE}
+ * across shards), starting at a random shard; and judges a keyed job's predecessors on its own
+ * shard. {@link #claimInTransaction(DSLContext, Claim)} takes its jobs from one shard, so that
+ * the caller's transaction commits on one node (README, "Scaling out on Citus").
  */
 public final class JobQueue {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobQueue.class);
 
     /** The {@code LISTEN}/{@code NOTIFY} channel; the payload is the queue name. */
     public static final String CHANNEL = "locksmith_jobs";
@@ -264,7 +275,7 @@ public final class JobQueue {
 
     private List<Long> insert(DSLContext ctx, List<NewJob> jobs, @Nullable String traceparent) {
         boolean[] inserted = new boolean[jobs.size()];
-        List<Long> ids = enqueuer.insert(ctx, jobs, traceparent, inserted);
+        List<Long> ids = enqueuer.insert(ctx, jobs, traceparent, inserted, distributedShards(ctx));
         if (observing.enabled()) {
             reportEnqueued(jobs, inserted);
         }
@@ -306,10 +317,7 @@ public final class JobQueue {
         DSLContext ctx = schema.on(tx);
         Objects.requireNonNull(claim, "claim");
         TransactionGuard.requireOpen(ctx, "claimInTransaction");
-        RenderedQuery statement =
-                statements.claimInTransaction(claim.limit(), !claim.shards().isEmpty());
-        return claimed(
-                claim, false, () -> sorted(statement.fetch(ctx, claimBinds(statement, claim), JobStatements::job)));
+        return claimed(claim, false, () -> onShards(ctx, claim, false, statements::claimInTransaction, b -> b));
     }
 
     // ------------------------------------------------------------------ leased claim
@@ -344,17 +352,114 @@ public final class JobQueue {
         Objects.requireNonNull(claim, "claim");
         requirePositive("lease", lease);
         NewJob.requireName("workerId", workerId, 128);
-        RenderedQuery statement =
-                statements.claim(claim.limit(), !claim.shards().isEmpty());
         return claimed(
                 claim,
                 true,
-                () -> sorted(statement.fetch(
+                () -> onShards(
                         dsl,
-                        claimBinds(statement, claim)
-                                .set(JobStatements.WORKER, workerId)
-                                .setInterval(JobStatements.LEASE, lease),
-                        JobStatements::job)));
+                        claim,
+                        true,
+                        statements::claim,
+                        b -> b.set(JobStatements.WORKER, workerId).setInterval(JobStatements.LEASE, lease)));
+    }
+
+    /**
+     * Runs a claim statement. On plain PostgreSQL: once, for the claim's shards (all when it
+     * names none). On Citus, where only a claim naming one shard can lock rows: once per shard,
+     * each a single-shard (router) statement, starting at a random one of the claim's shards
+     * (every shard of the table, {@code 0} to {@code shards - 1}, when it names none) so that no
+     * shard starves, until the limit is reached or every shard was tried; with
+     * {@code fill = false}, only until a shard had jobs, so that a transaction's jobs come from
+     * one shard and it commits on one node.
+     */
+    private List<Job> onShards(
+            DSLContext ctx,
+            Claim claim,
+            boolean fill,
+            java.util.function.BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
+            java.util.function.UnaryOperator<Binds> binds) {
+        int distributed = distributedShards(ctx);
+        if (distributed == 0) {
+            RenderedQuery query = statement.apply(
+                    claim.limit(), claim.shards().isEmpty() ? JobStatements.Shards.ALL : JobStatements.Shards.SOME);
+            return sorted(query.fetch(ctx, binds.apply(claimBinds(query, claim)), JobStatements::job));
+        }
+        List<Integer> shards = claim.shards().isEmpty()
+                ? java.util.stream.IntStream.range(0, distributed).boxed().toList()
+                : claim.shards().stream().sorted().toList();
+        int start = ThreadLocalRandom.current().nextInt(shards.size());
+        List<Job> jobs = new ArrayList<>();
+        for (int i = 0; i < shards.size() && jobs.size() < claim.limit(); i++) {
+            RenderedQuery query = statement.apply(claim.limit() - jobs.size(), JobStatements.Shards.ONE);
+            Binds values = binds.apply(query.binds()
+                    .set(JobStatements.QUEUE, claim.queue())
+                    .set(JobStatements.SHARD, shards.get((start + i) % shards.size())));
+            if (query.hasParameter(JobStatements.CLAIM_TOKEN)) {
+                values.set(JobStatements.CLAIM_TOKEN, UUID.randomUUID().toString());
+            }
+            try {
+                jobs.addAll(query.fetch(ctx, values, JobStatements::job));
+            } catch (RuntimeException e) {
+                if (jobs.isEmpty() || !fill) {
+                    throw e;
+                }
+                // The shards claimed before committed their claims: return those jobs rather
+                // than leave them leased to no one until their leases expire.
+                LOG.warn(
+                        "claim on shard {} of queue {} failed; returning the {} jobs claimed before it",
+                        shards.get((start + i) % shards.size()),
+                        claim.queue(),
+                        jobs.size(),
+                        e);
+                break;
+            }
+            if (!fill && !jobs.isEmpty()) {
+                break;
+            }
+        }
+        return sorted(jobs);
+    }
+
+    /** The jobs table's oid as the server resolves its name (null when it does not exist). */
+    private Field<Object> jobsRegclass() {
+        return DSL.field("to_regclass({0})", Object.class, DSL.val(dsl.render(JOBS)));
+    }
+
+    /** Shards of the jobs table when Citus distributes it, else 0; -1 until looked up. */
+    private volatile int distributedShards = -1;
+
+    /**
+     * How many shards Citus splits the jobs table into, or 0 when it is a plain table (no Citus,
+     * or Citus without the distributed layout): one catalog read, once per queue object (two on
+     * Citus).
+     */
+    int distributedShards(DSLContext ctx) {
+        int known = distributedShards;
+        if (known >= 0) {
+            return known;
+        }
+        int found = Errors.translating(() -> {
+            if (!Boolean.TRUE.equals(
+                    ctx.select(DSL.field("to_regclass('pg_catalog.pg_dist_shard') IS NOT NULL", SQLDataType.BOOLEAN))
+                            .fetchSingle()
+                            .value1())) {
+                return 0;
+            }
+            // Only the Citus layout: hash-distributed by shard. A reference table or a
+            // Citus-managed local table has one shard too, and claims there as on one server.
+            return ctx.select(DSL.count())
+                    .from(DSL.table(DSL.name("pg_catalog", "pg_dist_shard")))
+                    .join(DSL.table(DSL.name("pg_catalog", "pg_dist_partition")))
+                    .using(DSL.field(DSL.name("logicalrelid")))
+                    .where(DSL.field(DSL.name("logicalrelid")).eq(jobsRegclass()))
+                    .and(DSL.field(DSL.name("partmethod")).eq(DSL.inline("h")))
+                    .and(DSL.field("column_to_column_name(logicalrelid, partkey)", String.class)
+                            .eq(DSL.inline("shard")))
+                    .fetchSingle()
+                    .value1();
+        });
+        distributedShards = found;
+        return found;
     }
 
     /** Runs a claim as an observed {@link Operation.ClaimJobs}, and reports each job claimed. */
@@ -529,6 +634,11 @@ public final class JobQueue {
         if (sentNothing(ctx)) {
             return false;
         }
+        if (distributedShards(ctx) > 0) {
+            // On Citus, writes that went to worker nodes need not assign the coordinator's
+            // transaction id: a handler that sent anything is taken to have written.
+            return true;
+        }
         RenderedQuery statement = statements.wroteInTransaction;
         return statement
                 .fetchOptional(ctx, statement.binds(), row -> row.getBoolean(1))
@@ -697,13 +807,11 @@ public final class JobQueue {
      */
     List<Job> claimForTwoPhase(DSLContext autoCommit, Claim claim, Duration hold) {
         DSLContext ctx = schema.on(autoCommit);
-        RenderedQuery statement =
-                statements.claimTwoPhase(claim.limit(), !claim.shards().isEmpty());
         return claimed(
                 claim,
                 false,
-                () -> sorted(statement.fetch(
-                        ctx, claimBinds(statement, claim).setInterval(JobStatements.HOLD, hold), JobStatements::job)));
+                () -> onShards(
+                        ctx, claim, true, statements::claimTwoPhase, b -> b.setInterval(JobStatements.HOLD, hold)));
     }
 
     /**
@@ -839,6 +947,7 @@ public final class JobQueue {
         return ctx.select(JOBS.ID)
                 .from(JOBS)
                 .where(JOBS.ID.eq(job.id()))
+                .and(JOBS.SHARD.eq(job.shard()))
                 .and(JOBS.STATUS.eq(PENDING))
                 .and(JOBS.ATTEMPTS.eq(job.attempts()))
                 .forUpdate();
@@ -1020,33 +1129,64 @@ public final class JobQueue {
         int total = 0;
         int batch;
         Map<String, int[]> byQueue = new java.util.TreeMap<>();
-        do {
-            Condition exhausted = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
-            var rescued = Errors.translating(() -> dsl.update(JOBS)
-                    .set(JOBS.STATUS, DSL.when(exhausted, FAILED).otherwise(PENDING))
-                    .set(
-                            JOBS.FINISHED_AT,
-                            DSL.when(exhausted, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT))
-                    .set(JOBS.LAST_ERROR, DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired")))
-                    .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                    .setNull(JOBS.LOCKED_BY)
-                    .setNull(JOBS.LOCKED_UNTIL)
-                    .setNull(JOBS.LEASE_ID)
-                    .where(JOBS.ID.in(dsl.select(JOBS.ID)
-                            .from(JOBS)
-                            .where(JOBS.STATUS.eq(RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
-                            .limit(RESCUE_BATCH)
-                            .forUpdate()
-                            .skipLocked()))
-                    .returning(JOBS.QUEUE, JOBS.STATUS)
-                    .fetch());
-            batch = rescued.size();
-            rescued.forEach(r -> byQueue.computeIfAbsent(r.getQueue(), q -> new int[2])[
-                    JobStatus.fromDb(r.getStatus()) == JobStatus.FAILED ? 1 : 0]++);
-            total += batch;
-        } while (batch == RESCUE_BATCH);
+        // On Citus a statement that locks rows must name one shard: one pass per shard, and
+        // Citus refuses now() inside CASE, so the exhausted and the other jobs get one
+        // statement each there. On one server, one statement with CASE.
+        int distributed = distributedShards(dsl);
+        List<Condition> scopes = distributed == 0
+                ? List.of(DSL.noCondition())
+                : java.util.stream.IntStream.range(0, distributed)
+                        .mapToObj(JOBS.SHARD::eq)
+                        .toList();
+        List<@Nullable Boolean> kinds =
+                distributed == 0 ? java.util.Collections.singletonList(null) : List.of(true, false);
+        for (Condition scope : scopes) {
+            for (Boolean exhausted : kinds) {
+                do {
+                    var rescued = rescueBatch(scope, exhausted);
+                    batch = rescued.size();
+                    rescued.forEach(r -> byQueue.computeIfAbsent(r.getQueue(), q -> new int[2])[
+                            JobStatus.fromDb(r.getStatus()) == JobStatus.FAILED ? 1 : 0]++);
+                    total += batch;
+                } while (batch == RESCUE_BATCH);
+            }
+        }
         byQueue.forEach((queue, counts) -> observing.jobsRescued(queue, counts[0], counts[1]));
         return total;
+    }
+
+    /**
+     * One batch of expired leases in {@code scope} made pending again, or failed when they used
+     * their last attempt: all of them when {@code exhausted} is null, else only the exhausted
+     * ones (true) or only the others (false).
+     */
+    private org.jooq.Result<JobsRecord> rescueBatch(Condition scope, @Nullable Boolean exhausted) {
+        Condition used = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
+        Field<String> status =
+                exhausted == null ? DSL.when(used, FAILED).otherwise(PENDING) : exhausted ? FAILED : PENDING;
+        Field<OffsetDateTime> finishedAt = exhausted == null
+                ? DSL.when(used, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT)
+                : exhausted ? DSL.currentOffsetDateTime() : JOBS.FINISHED_AT;
+        Condition which = exhausted == null ? DSL.noCondition() : exhausted ? used : used.not();
+        return Errors.translating(() -> dsl.update(JOBS)
+                .set(JOBS.STATUS, status)
+                .set(JOBS.FINISHED_AT, finishedAt)
+                .set(JOBS.LAST_ERROR, DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired")))
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .setNull(JOBS.LOCKED_BY)
+                .setNull(JOBS.LOCKED_UNTIL)
+                .setNull(JOBS.LEASE_ID)
+                .where(scope)
+                .and(JOBS.ID.in(dsl.select(JOBS.ID)
+                        .from(JOBS)
+                        .where(scope)
+                        .and(JOBS.STATUS.eq(RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
+                        .and(which)
+                        .limit(RESCUE_BATCH)
+                        .forUpdate()
+                        .skipLocked()))
+                .returning(JOBS.QUEUE, JOBS.STATUS)
+                .fetch());
     }
 
     // ------------------------------------------------------------------ reads and maintenance
@@ -1100,8 +1240,10 @@ public final class JobQueue {
      * Why autovacuum will not clean the jobs table, if it will not: it is off for the server
      * ({@code autovacuum = off}) or for the table ({@code autovacuum_enabled = false}). A queue
      * deletes or updates every row it claims, so without vacuum its dead rows pile up and claims
-     * slow down as they skip them; run {@code VACUUM} on the table regularly then. The workers
-     * log this at WARN when they start (each reason once per process). One read-only statement.
+     * slow down as they skip them. The workers vacuum the table themselves when they find many
+     * dead rows (their {@code vacuumInterval}), but nothing else then analyzes or freezes it. The
+     * workers log this at WARN when they start (each reason once per process). One read-only
+     * statement.
      *
      * @return the reason, or empty when autovacuum runs for the table
      */
@@ -1112,19 +1254,82 @@ public final class JobQueue {
                             DSL.field("current_setting('autovacuum')", String.class),
                             DSL.field(
                                     "(SELECT option_value FROM pg_options_to_table("
-                                            + "(SELECT reloptions FROM pg_class WHERE oid = to_regclass({0}))) "
+                                            + "(SELECT reloptions FROM pg_class WHERE oid = {0})) "
                                             + "WHERE option_name = 'autovacuum_enabled')",
-                                    String.class, DSL.val(table)))
+                                    String.class, jobsRegclass()))
                     .fetchSingle();
             if (!"on".equals(row.value1())) {
                 return Optional.of("autovacuum is off on the server (autovacuum = " + row.value1() + "): the dead rows "
-                        + "of " + table + " pile up and claims slow down; run VACUUM on it regularly");
+                        + "of " + table
+                        + " are removed only by the workers' own VACUUM (vacuumInterval, on by default) and "
+                        + "nothing analyzes or freezes it; turn autovacuum on");
             }
             if (row.value2() != null && !Boolean.parseBoolean(row.value2()) && !"on".equals(row.value2())) {
                 return Optional.of("autovacuum is off for " + table + " (autovacuum_enabled = " + row.value2()
-                        + "): its dead rows pile up and claims slow down; run VACUUM on it regularly");
+                        + "): its dead rows are removed only by the workers' own VACUUM (vacuumInterval, on by default) and "
+                        + "nothing analyzes or freezes it; turn autovacuum on for it");
             }
             return Optional.empty();
+        });
+    }
+
+    /**
+     * What {@link #vacuumIfDead} found: the table's dead rows (from the statistics), and whether
+     * it was vacuumed, or could not be because the connection's role does not own it.
+     */
+    record VacuumCheck(long deadRows, boolean vacuumed, boolean notOwner) {}
+
+    /**
+     * Runs {@code VACUUM (SKIP_LOCKED, TRUNCATE false)} on the jobs table when the statistics
+     * count at least {@code minDeadRows} dead rows in it and the connection's role owns it (or is
+     * a superuser). {@code SKIP_LOCKED} skips the table while another VACUUM (autovacuum, another
+     * worker's) holds it; no truncation, because truncating takes an ACCESS EXCLUSIVE lock that
+     * claims wait for, and on a busy queue VACUUM spends five more seconds trying to get it.
+     * Must run outside a transaction; a connection that does not auto-commit is switched to
+     * auto-commit for the statement and back.
+     */
+    VacuumCheck vacuumIfDead(long minDeadRows) {
+        return Errors.translating(() -> {
+            // Who may VACUUM a table: its owner, the database's owner, a superuser (all three
+            // through pg_has_role), and from PostgreSQL 17 whoever has MAINTAIN on it.
+            org.jooq.Record2<Long, Boolean> row = dsl.select(
+                            DSL.field("pg_stat_get_dead_tuples(c.oid)", Long.class),
+                            DSL.field(
+                                    "pg_has_role(c.relowner, 'USAGE') OR pg_has_role((SELECT datdba FROM "
+                                            + "pg_database WHERE datname = current_database()), 'USAGE') OR CASE "
+                                            + "WHEN current_setting('server_version_num')::int >= 170000 "
+                                            + "THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END",
+                                    Boolean.class))
+                    .from(DSL.table("pg_class").as("c"))
+                    .where(DSL.field("c.oid").eq(jobsRegclass()))
+                    .fetchOne();
+            if (row == null) {
+                return new VacuumCheck(0, false, false);
+            }
+            long dead = row.value1() == null ? 0 : row.value1();
+            if (dead < minDeadRows) {
+                return new VacuumCheck(dead, false, false);
+            }
+            if (!Boolean.TRUE.equals(row.value2())) {
+                return new VacuumCheck(dead, false, true);
+            }
+            String vacuum = dsl.render(DSL.query("VACUUM (SKIP_LOCKED, TRUNCATE false) {0}", JOBS));
+            // VACUUM cannot run in a transaction block: on a connection that does not
+            // auto-commit (a pool configured so), auto-commit it for this one statement.
+            dsl.connection(c -> {
+                boolean autoCommit = c.getAutoCommit();
+                if (!autoCommit) {
+                    c.setAutoCommit(true);
+                }
+                try (java.sql.Statement statement = c.createStatement()) {
+                    statement.execute(vacuum);
+                } finally {
+                    if (!autoCommit) {
+                        c.setAutoCommit(false);
+                    }
+                }
+            });
+            return new VacuumCheck(dead, true, false);
         });
     }
 
@@ -1257,7 +1462,12 @@ public final class JobQueue {
 
     private static Condition owned(Job job) {
         requireLeased(job);
-        return JOBS.ID.eq(job.id()).and(JOBS.STATUS.eq(RUNNING)).and(JOBS.LEASE_ID.eq(job.leaseId()));
+        // the shard makes the statement a single-shard one on Citus; elsewhere the key finds the row
+        return JOBS.ID
+                .eq(job.id())
+                .and(JOBS.SHARD.eq(job.shard()))
+                .and(JOBS.STATUS.eq(RUNNING))
+                .and(JOBS.LEASE_ID.eq(job.leaseId()));
     }
 
     private static void requireLeased(Job job) {

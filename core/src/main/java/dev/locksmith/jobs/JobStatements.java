@@ -30,6 +30,10 @@ final class JobStatements {
 
     static final String QUEUE = "queue";
     static final String SHARDS = "shards";
+    static final String SHARD = "shard";
+    /** A random token per leased claim of one shard, from which its lease ids derive. */
+    static final String CLAIM_TOKEN = "claim_token";
+
     static final String WORKER = "worker";
     static final String LEASE = "lease";
     static final String ID = "id";
@@ -120,31 +124,44 @@ final class JobStatements {
                 dsl, dsl.select(DSL.field("txid_current_if_assigned() IS NOT NULL", SQLDataType.BOOLEAN)));
     }
 
+    /**
+     * Which shards a claim reads: all of them, those in the {@link #SHARDS} array, or the one
+     * {@link #SHARD} (on Citus, where only a claim naming one shard runs as a single-shard
+     * query, and {@code FOR UPDATE} is refused in any other).
+     */
+    enum Shards {
+        ALL,
+        SOME,
+        ONE
+    }
+
     /** {@code DELETE ... RETURNING} of up to {@code limit} claimable jobs, in the caller's transaction. */
-    RenderedQuery claimInTransaction(int limit, boolean shards) {
+    RenderedQuery claimInTransaction(int limit, Shards shards) {
         return cached(
                 claimsInTransaction,
                 limit,
                 shards,
-                () -> dsl.deleteFrom(JOBS)
-                        .where(JOBS.ID.eq(DSL.any(DSL.array(claimable(shards, limit)))))
-                        .returning(JOB_COLUMNS));
+                () -> dsl.deleteFrom(JOBS).where(claimed(shards, limit)).returning(JOB_COLUMNS));
     }
 
     /** The leased claim of up to {@code limit} jobs: one auto-committed {@code UPDATE ... RETURNING}. */
-    RenderedQuery claim(int limit, boolean shards) {
+    RenderedQuery claim(int limit, Shards shards) {
         return cached(leaseClaims, limit, shards, () -> leaseUpdate(dsl, worker, leaseEnd, shards, limit));
     }
 
     /** The first, auto-committed step of a two-phase claim ({@link #twoPhaseClaim}). */
-    RenderedQuery claimTwoPhase(int limit, boolean shards) {
+    RenderedQuery claimTwoPhase(int limit, Shards shards) {
         Field<OffsetDateTime> holdEnd = JobQueue.statementTime().plus(DSL.param(HOLD, SQLDataType.INTERVALDAYTOSECOND));
         return cached(twoPhaseClaims, limit, shards, () -> twoPhaseClaim(dsl, holdEnd, shards, limit));
     }
 
     private RenderedQuery cached(
-            Map<Integer, RenderedQuery> cache, int limit, boolean shards, Supplier<org.jooq.Query> query) {
-        int key = shards ? -limit : limit;
+            Map<Integer, RenderedQuery> cache, int limit, Shards shards, Supplier<org.jooq.Query> query) {
+        int key = switch (shards) {
+            case ALL -> limit;
+            case SOME -> -limit;
+            case ONE -> limit + Claim.MAX_LIMIT;
+        };
         RenderedQuery hit = cache.get(key);
         if (hit != null) {
             return hit;
@@ -157,16 +174,29 @@ final class JobStatements {
     }
 
     private static org.jooq.Query leaseUpdate(
-            DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd, boolean shards, int limit) {
+            DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd, Shards shards, int limit) {
         return dsl.update(JOBS)
                 .set(JOBS.STATUS, JobStatus.RUNNING.literal())
                 .set(JOBS.LOCKED_BY, worker)
                 .set(JOBS.LOCKED_UNTIL, leaseEnd)
-                .set(JOBS.LEASE_ID, DSL.function("gen_random_uuid", SQLDataType.UUID))
+                .set(
+                        JOBS.LEASE_ID,
+                        shards == Shards.ONE ? derivedLeaseId() : DSL.function("gen_random_uuid", SQLDataType.UUID))
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(JOBS.ID.eq(DSL.any(DSL.array(claimable(shards, limit)))))
+                .where(claimed(shards, limit))
                 .returning(JOB_COLUMNS);
+    }
+
+    /**
+     * A lease id for a claim of one shard (on Citus), unique per row and claim like a random one:
+     * the md5 of a random token bound per claim ({@link #CLAIM_TOKEN}) and the job's id. Citus
+     * refuses volatile functions such as {@code gen_random_uuid()} in an UPDATE of a distributed
+     * table; {@code md5} is immutable.
+     */
+    private static Field<UUID> derivedLeaseId() {
+        return DSL.field(
+                "md5({0} || {1}::text)::uuid", SQLDataType.UUID, DSL.param(CLAIM_TOKEN, SQLDataType.VARCHAR), JOBS.ID);
     }
 
     /**
@@ -176,18 +206,30 @@ final class JobStatements {
      * that no claimer takes before the worker has written its backoff.
      */
     private static org.jooq.Query twoPhaseClaim(
-            DSLContext dsl, Field<OffsetDateTime> holdEnd, boolean shards, int limit) {
+            DSLContext dsl, Field<OffsetDateTime> holdEnd, Shards shards, int limit) {
         return dsl.update(JOBS)
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
                 .set(JOBS.RUN_AT, holdEnd)
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(JOBS.ID.eq(DSL.any(DSL.array(claimable(shards, limit)))))
+                .where(claimed(shards, limit))
                 .returning(JOB_COLUMNS);
     }
 
     /**
+     * The rows a claim changes: those whose ids {@link #claimable} returns, and, for a claim of
+     * one shard, only on that shard, so that on Citus the whole statement names one shard and
+     * runs on one node (a router query).
+     */
+    private static Condition claimed(Shards shards, int limit) {
+        Condition ids = JOBS.ID.eq(DSL.any(DSL.array(claimable(shards, limit))));
+        return shards == Shards.ONE
+                ? JOBS.SHARD.eq(DSL.param(SHARD, SQLDataType.INTEGER)).and(ids)
+                : ids;
+    }
+
+    /**
      * Ids of due pending jobs of the queue, in claim order, locked with SKIP LOCKED, each either
-     * without an ordering key or the head of its key ({@link #headOfItsKey()}). The status is a
+     * without an ordering key or the head of its key ({@link #headOfItsKey(boolean)}). The status is a
      * literal, so that even a generic plan can use jobs_claimable_idx. Due is judged by the
      * statement's clock, as {@code run_at} is written, so a claim late in a long transaction sees
      * the jobs due by then.
@@ -197,18 +239,20 @@ final class JobStatements {
      * 500 jobs per claim on a 50,000-row table the planner chose a hash semi-join over a scan of
      * the whole table (12.8 ms per claim against 0.5 ms at 100).
      */
-    private static Select<org.jooq.Record1<Long>> claimable(boolean shards, int limit) {
+    private static Select<org.jooq.Record1<Long>> claimable(Shards shards, int limit) {
         Condition due = JOBS.QUEUE
                 .eq(DSL.param(QUEUE, SQLDataType.VARCHAR))
                 .and(JOBS.STATUS.eq(JobStatus.PENDING.literal()))
                 .and(JOBS.RUN_AT.le(JobQueue.statementTime()));
-        if (shards) {
+        if (shards == Shards.SOME) {
             due = due.and(JOBS.SHARD.eq(DSL.any(DSL.param(SHARDS, SQLDataType.INTEGER.array()))));
+        } else if (shards == Shards.ONE) {
+            due = JOBS.SHARD.eq(DSL.param(SHARD, SQLDataType.INTEGER)).and(due);
         }
         return DSL.select(JOBS.ID)
                 .from(JOBS)
                 .where(due)
-                .and(JOBS.ORDERING_KEY.isNull().or(headOfItsKey()))
+                .and(JOBS.ORDERING_KEY.isNull().or(headOfItsKey(shards == Shards.ONE)))
                 .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
                 .limit(DSL.inline(limit))
                 .forUpdate()
@@ -230,12 +274,20 @@ final class JobStatements {
      * per-key lock ({@link OrderingLocks}) rules that out, by making ids within a key follow commit
      * order.
      */
-    private static Condition headOfItsKey() {
+    private static Condition headOfItsKey(boolean sameShard) {
         dev.locksmith.codegen.tables.JobsTable earlier = JOBS.as("earlier");
+        Condition sameKey = earlier.QUEUE.eq(JOBS.QUEUE).and(earlier.ORDERING_KEY.eq(JOBS.ORDERING_KEY));
+        // A claim of one shard looks for earlier jobs of the key on that shard only: on Citus a
+        // key's jobs all go to the shard derived from the key (JobQueue, "Citus"), and a
+        // subquery reaching other shards would make the claim a multi-shard query. Citus plans
+        // a single-shard query only when every reference to the table is filtered by the same
+        // value: the parameter, not a correlation with the outer row.
+        if (sameShard) {
+            sameKey = earlier.SHARD.eq(DSL.param(SHARD, SQLDataType.INTEGER)).and(sameKey);
+        }
         return DSL.notExists(DSL.selectOne()
                 .from(earlier)
-                .where(earlier.QUEUE.eq(JOBS.QUEUE))
-                .and(earlier.ORDERING_KEY.eq(JOBS.ORDERING_KEY))
+                .where(sameKey)
                 .and(earlier.STATUS.in(JobQueue.LIVE))
                 .and(earlier.ID.lt(JOBS.ID)));
     }

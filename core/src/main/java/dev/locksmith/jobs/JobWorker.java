@@ -70,7 +70,8 @@ import org.slf4j.event.Level;
  * <p><b>Connections.</b> A worker with {@code threads} handler threads needs
  * {@code threads + 4} connections from its data source at the same time
  * ({@link #connectionsNeeded(int, boolean)}): one per running handler transaction, one for
- * claims, one for batched completions, one for heartbeats and rescue, and one held for
+ * claims, one for batched completions (and the table's vacuum, {@link Builder#vacuumInterval}),
+ * one for heartbeats and rescue, and one held for
  * {@code LISTEN} ({@code threads + 3} with {@code listen(false)}). With fewer, heartbeats wait for a connection while handlers hold
  * them all, leases lapse, and jobs run twice. {@link #start()} fails when the data source is a
  * pool whose maximum size it can read (HikariCP, Apache DBCP 2, Tomcat JDBC) and that maximum is
@@ -133,6 +134,8 @@ public final class JobWorker implements AutoCloseable {
     private final BlockingDeque<Held> completions = new LinkedBlockingDeque<>();
 
     private final Thread completer;
+    /** Run by the completer between batches: completions wait meanwhile, their leases heartbeated. */
+    private final QueueVacuum vacuum;
     /** False once close() has let the handlers end: the completer then drains and stops. */
     private volatile boolean accepting = true;
 
@@ -161,6 +164,7 @@ public final class JobWorker implements AutoCloseable {
         this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, name + "-maintenance"));
         this.claimer = thread(this::claimLoop, name + "-claimer");
         this.completer = thread(this::completeLoop, name + "-completer");
+        this.vacuum = new QueueVacuum(queue, b.queue, b.vacuumInterval, LOG);
         this.notifications = new QueueNotifications(
                 b.connections.dataSource(),
                 b.queue,
@@ -507,6 +511,9 @@ public final class JobWorker implements AutoCloseable {
         List<Held> batch = new ArrayList<>();
         int failures = 0;
         while (true) {
+            if (accepting) {
+                vacuum.runIfDue();
+            }
             Held first;
             try {
                 first = completions.pollFirst(COMPLETER_POLL_MILLIS, TimeUnit.MILLISECONDS);
@@ -746,6 +753,7 @@ public final class JobWorker implements AutoCloseable {
         private Set<Integer> shards = Set.of();
         private JobQueueConfig queueConfig = JobQueueConfig.defaults();
         private Level handlerFailureLogLevel = Level.WARN;
+        private Duration vacuumInterval = QueueVacuum.DEFAULT_INTERVAL;
         private WorkerListener listener = new WorkerListener() {};
 
         private Builder(WorkerConnections connections, String queue, JobHandler handler) {
@@ -959,6 +967,26 @@ public final class JobWorker implements AutoCloseable {
          */
         public Builder handlerFailureLogLevel(Level level) {
             this.handlerFailureLogLevel = Objects.requireNonNull(level, "handlerFailureLogLevel");
+            return this;
+        }
+
+        /**
+         * How often the worker looks at the jobs table's dead rows, and VACUUMs the table when
+         * there are 10,000 or more; default 5 s. Every claim leaves a dead row, and autovacuum
+         * visits a database only once a minute by default (or never, where it is off), so a busy
+         * queue slows down as its claims step over dead rows; this keeps it fast. The VACUUM
+         * ({@code SKIP_LOCKED}: skipped while another one runs; no truncation, whose exclusive
+         * lock claims would wait for) runs on one of the worker's threads between its jobs, on the connection
+         * that thread would use, and needs the worker's role to own the table (otherwise the
+         * worker logs it once and stops trying) and connections that auto-commit.
+         *
+         * @param interval {@link Duration#ZERO} to leave vacuum to autovacuum or your own
+         *     schedule, else 1 s to 1 hour
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder vacuumInterval(Duration interval) {
+            this.vacuumInterval = QueueVacuum.requireInterval(interval);
             return this;
         }
 

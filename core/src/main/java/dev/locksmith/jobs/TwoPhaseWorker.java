@@ -241,7 +241,8 @@ public final class TwoPhaseWorker implements AutoCloseable {
      *
      * @return this worker, running
      * @throws IllegalStateException when the server has {@code max_prepared_transactions = 0}
-     *     (the message says how to set it), when the data source's pool is known to allow fewer
+     *     (the message says how to set it), when the jobs table is distributed by Citus, when the
+     *     data source's pool is known to allow fewer
      *     connections than the worker needs, or when it was started before
      * @throws LocksmithException when the server cannot be reached
      */
@@ -253,6 +254,12 @@ public final class TwoPhaseWorker implements AutoCloseable {
                 threads.size(),
                 listen);
         PreparedTransactions prepared = transactions();
+        if (connections.autoCommit(queue::distributedShards) > 0) {
+            // Its later steps lock the job by id alone (a multi-shard lock, which Citus refuses),
+            // and a prepared transaction spanning Citus nodes is Citus's own to resolve.
+            throw new IllegalStateException("the two-phase worker does not run on Citus yet (the jobs table is "
+                    + "distributed): use TransactionalWorker or JobWorker there");
+        }
         if (!running.compareAndSet(false, true)) {
             throw new IllegalStateException("already started");
         }

@@ -166,6 +166,9 @@ public record LocksmithProperties(
      *     thread
      * @param completionLinger leased mode: how long the completion of a job whose handler wrote
      *     nothing may wait to be batched with others, 0 to 1s
+     * @param vacuumInterval how often the worker checks the jobs table's dead rows and VACUUMs
+     *     it when there are 10,000 or more (JobWorker.Builder#vacuumInterval); 0s turns it off,
+     *     else 1s to 1h
      */
     public record Queue(
             @Nullable Mode mode,
@@ -176,7 +179,8 @@ public record LocksmithProperties(
             @DefaultValue("true") boolean listen,
             @DefaultValue("10s") Duration shutdownGrace,
             @Nullable Integer prefetch,
-            @DefaultValue("0s") Duration completionLinger) {
+            @DefaultValue("0s") Duration completionLinger,
+            @DefaultValue("5s") Duration vacuumInterval) {
 
         static final Queue DEFAULTS = new Queue(
                 null,
@@ -187,7 +191,8 @@ public record LocksmithProperties(
                 true,
                 Duration.ofSeconds(10),
                 null,
-                Duration.ZERO);
+                Duration.ZERO,
+                Duration.ofSeconds(5));
 
         /**
          * Checks that no value is missing; ranges are checked with the queue's name.
@@ -201,12 +206,14 @@ public record LocksmithProperties(
          * @param shutdownGrace shutdown-grace
          * @param prefetch prefetch
          * @param completionLinger completion-linger
+         * @param vacuumInterval vacuum-interval
          */
         public Queue {
             Objects.requireNonNull(lease, "lease");
             Objects.requireNonNull(pollInterval, "pollInterval");
             Objects.requireNonNull(shutdownGrace, "shutdownGrace");
             Objects.requireNonNull(completionLinger, "completionLinger");
+            Objects.requireNonNull(vacuumInterval, "vacuumInterval");
         }
 
         void check(String prefix) {
@@ -221,6 +228,12 @@ public record LocksmithProperties(
             if (completionLinger.isNegative() || completionLinger.compareTo(Duration.ofSeconds(1)) > 0) {
                 throw new IllegalArgumentException(
                         prefix + ".completion-linger must be between 0 and 1s, was " + completionLinger);
+            }
+            if (!vacuumInterval.isZero()
+                    && (vacuumInterval.compareTo(Duration.ofSeconds(1)) < 0
+                            || vacuumInterval.compareTo(Duration.ofHours(1)) > 0)) {
+                throw new IllegalArgumentException(
+                        prefix + ".vacuum-interval must be 0s (off) or between 1s and 1h, was " + vacuumInterval);
             }
         }
 

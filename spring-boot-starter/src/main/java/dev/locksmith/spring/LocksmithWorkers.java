@@ -184,7 +184,8 @@ public final class LocksmithWorkers implements SmartLifecycle {
                     .pollInterval(settings.pollInterval())
                     .listen(settings.listen())
                     .shutdownGrace(settings.shutdownGrace())
-                    .completionLinger(settings.completionLinger());
+                    .completionLinger(settings.completionLinger())
+                    .vacuumInterval(settings.vacuumInterval());
             if (settings.prefetch() != null) {
                 builder.prefetch(settings.prefetch());
             }
@@ -197,6 +198,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
                     .batchSize(settings.batchSize())
                     .pollInterval(settings.pollInterval())
                     .listen(settings.listen())
+                    .vacuumInterval(settings.vacuumInterval())
                     .build()
                     .start());
         }
