@@ -8,7 +8,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import org.jooq.DSLContext;
 import org.jooq.Record;
-import org.jooq.Record2;
+import org.jooq.Record3;
 import org.jooq.SelectForStep;
 import org.jooq.SelectForUpdateWaitStep;
 import org.jooq.impl.DSL;
@@ -33,6 +33,13 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * <p>A failed lock wait aborts the caller's transaction, as any PostgreSQL error does.
+ *
+ * <p><b>Citus.</b> On a Citus coordinator the row locks are taken on the worker nodes, where
+ * {@code set_config} does not reach; a bounded wait there sends {@code SET LOCAL lock_timeout}
+ * with Citus's {@code citus.propagate_set_commands} set to {@code local} for that statement, and
+ * the same to put it back: three more statements than on one server (one more when
+ * propagation is already {@code local}). The first statement tells
+ * which case applies, so a single server pays nothing for it.
  *
  * <p><b>Auto-commit.</b> A bounded wait needs the caller's open transaction: in auto-commit mode
  * {@code set_config(..., true)} would be a transaction of its own and be gone before the locking
@@ -172,7 +179,8 @@ public final class LockWait {
      * (both with {@code set_config(..., true)}, so nothing outlives the transaction); other
      * kinds run the statement as it is. Database errors come back translated.
      *
-     * <p>For a bounded wait this costs two extra round trips (setting and restoring the timeout).
+     * <p>For a bounded wait this costs two extra round trips (setting and restoring the timeout;
+     * on Citus, three more: see the class comment).
      * The bound applies to each lock the statement waits for, not to the statement as a whole.
      *
      * @param <T> what the statement returns
@@ -194,14 +202,45 @@ public final class LockWait {
         }
         TransactionGuard.requireOpen(tx, this + " (a transaction-scoped lock_timeout)");
         return Errors.translating(() -> {
-            Record2<String, String> previous = tx.select(
+            String bound = boundMillis() + "ms";
+            Record3<String, String, String> previous = tx.select(
                             DSL.function("current_setting", SQLDataType.VARCHAR, DSL.val("lock_timeout")),
-                            setLocal("lock_timeout", Long.toString(boundMillis())))
+                            setLocal("lock_timeout", bound),
+                            DSL.function(
+                                    "current_setting",
+                                    SQLDataType.VARCHAR,
+                                    DSL.val(CITUS_PROPAGATION),
+                                    DSL.inline(true)))
                     .fetchSingle();
+            String propagation = previous.value3();
+            if (propagation == null) {
+                T result = lockingStatement.get();
+                tx.select(setLocal("lock_timeout", previous.value1())).fetchSingle();
+                return result;
+            }
+            // Citus is loaded: set_config() stays on the coordinator, and the row locks are taken
+            // on the workers. Only a SET LOCAL statement with propagation on reaches them (also
+            // the connections to workers that this transaction opened already).
+            boolean switchOn = !"local".equals(propagation);
+            if (switchOn) {
+                tx.select(setLocal(CITUS_PROPAGATION, "local")).fetchSingle();
+            }
+            setLocalStatement(tx, bound);
             T result = lockingStatement.get();
-            tx.select(setLocal("lock_timeout", previous.value1())).fetchSingle();
+            setLocalStatement(tx, previous.value1());
+            if (switchOn) {
+                tx.select(setLocal(CITUS_PROPAGATION, propagation)).fetchSingle();
+            }
             return result;
         });
+    }
+
+    /** The Citus setting that decides whether {@code SET LOCAL} reaches the workers. */
+    private static final String CITUS_PROPAGATION = "citus.propagate_set_commands";
+
+    /** {@code SET LOCAL lock_timeout = '...'}: SET takes no bind parameters, jOOQ renders an escaped literal. */
+    private static void setLocalStatement(DSLContext tx, String lockTimeout) {
+        tx.setLocal(DSL.name("lock_timeout"), DSL.inline(lockTimeout)).execute();
     }
 
     private static org.jooq.Field<String> setLocal(String setting, String value) {

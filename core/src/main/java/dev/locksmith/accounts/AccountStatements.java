@@ -19,6 +19,13 @@ import org.jooq.impl.SQLDataType;
  * The statements of transfers, guarded updates and compare-and-swap, written in the DSL and
  * rendered once per {@link Accounts} (see {@link RenderedQuery} for why). Every one returns rows
  * (the changed ids where only a count is wanted): see {@link RenderedQuery#execute}.
+ *
+ * <p>Two sets: one server's, and Citus's ({@link #distributed}), where the accounts table is
+ * distributed by id. There every statement names one id, so that it is a single-shard (router)
+ * statement: two accounts are read or locked one after the other, in ascending id order, and
+ * no statement carries the transaction's identity ({@link TransactionIdentity}), since a router
+ * statement runs on a worker and would return the worker's transaction id and backend, not the
+ * coordinator's (and Citus refuses non-immutable functions in {@code RETURNING}).
  */
 final class AccountStatements {
 
@@ -28,12 +35,18 @@ final class AccountStatements {
     static final String BALANCE = "balance";
     static final String VERSION = "version";
 
+    /** Citus's set: router statements only, no transaction identity. */
+    final boolean distributed;
     /** {@code SELECT id ... FOR NO KEY UPDATE} of one account. */
     final RenderedQuery lockOne;
-    /** Both accounts, in ascending id order, unlocked. */
+    /** Both accounts, in ascending id order, unlocked (one server). */
     final RenderedQuery readTwo;
-    /** Both accounts, locked in ascending id order. */
+    /** Both accounts, locked in ascending id order (one server). */
     final RenderedQuery lockTwo;
+    /** One account, unlocked (Citus: {@link #readTwo} is two of these). */
+    final RenderedQuery readOne;
+    /** One account, locked (Citus: {@link #lockTwo} is two of these, in ascending id order). */
+    final RenderedQuery lockAccount;
     /** {@code balance = balance - :amount WHERE id = :id AND balance >= :amount RETURNING <identity>}. */
     final RenderedQuery debit;
     /** {@code balance = balance + :amount WHERE id = :id RETURNING id}. */
@@ -43,7 +56,8 @@ final class AccountStatements {
     /** {@code balance = :balance WHERE id = :id AND version = :version RETURNING id}. */
     final RenderedQuery compareAndSwap;
 
-    AccountStatements(DSLContext dsl) {
+    AccountStatements(DSLContext dsl, boolean distributed) {
+        this.distributed = distributed;
         Param<Long> id = DSL.param(ID, SQLDataType.BIGINT);
         Param<Long> otherId = DSL.param(OTHER_ID, SQLDataType.BIGINT);
         Param<BigDecimal> amount = DSL.param(AMOUNT, SQLDataType.NUMERIC);
@@ -51,13 +65,15 @@ final class AccountStatements {
         Field<Long> nextVersion = ACCOUNTS.VERSION.plus(DSL.inline(1L));
         // the transaction's identity rides along on the first statement of each transfer, which saves
         // Transactions the round trip that would otherwise fetch it before COMMIT
-        List<Field<?>> columns = List.of(
-                ACCOUNTS.ID,
-                ACCOUNTS.BALANCE,
-                ACCOUNTS.VERSION,
-                ACCOUNTS.UPDATED_AT,
-                TransactionIdentity.XID,
-                TransactionIdentity.PID);
+        List<Field<?>> columns = distributed
+                ? List.of(ACCOUNTS.ID, ACCOUNTS.BALANCE, ACCOUNTS.VERSION, ACCOUNTS.UPDATED_AT)
+                : List.of(
+                        ACCOUNTS.ID,
+                        ACCOUNTS.BALANCE,
+                        ACCOUNTS.VERSION,
+                        ACCOUNTS.UPDATED_AT,
+                        TransactionIdentity.XID,
+                        TransactionIdentity.PID);
 
         lockOne = RenderedQuery.of(
                 dsl,
@@ -75,6 +91,10 @@ final class AccountStatements {
                         .where(ACCOUNTS.ID.in(id, otherId))
                         .orderBy(ACCOUNTS.ID)
                         .forNoKeyUpdate());
+        readOne = RenderedQuery.of(dsl, dsl.select(columns).from(ACCOUNTS).where(ACCOUNTS.ID.eq(id)));
+        lockAccount = RenderedQuery.of(
+                dsl,
+                dsl.select(columns).from(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forNoKeyUpdate());
         debit = RenderedQuery.of(
                 dsl,
                 dsl.update(ACCOUNTS)
@@ -82,7 +102,10 @@ final class AccountStatements {
                         .set(ACCOUNTS.VERSION, nextVersion)
                         .set(ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                         .where(ACCOUNTS.ID.eq(id).and(ACCOUNTS.BALANCE.ge(amount)))
-                        .returning(TransactionIdentity.XID, TransactionIdentity.PID));
+                        .returning(
+                                distributed
+                                        ? List.of(ACCOUNTS.ID)
+                                        : List.of(TransactionIdentity.XID, TransactionIdentity.PID)));
         credit = RenderedQuery.of(
                 dsl,
                 dsl.update(ACCOUNTS)
@@ -109,9 +132,16 @@ final class AccountStatements {
                         .returning(ACCOUNTS.ID));
     }
 
-    /** Maps a row of {@link #readTwo} / {@link #lockTwo}, reporting the transaction's identity. */
-    static Account account(ResultSet row) throws SQLException {
-        TransactionIdentity.report(row);
+    /** Reports the transaction's identity from a row of this set's statements that carry it (none on Citus). */
+    void reportIdentity(ResultSet row) throws SQLException {
+        if (!distributed) {
+            TransactionIdentity.report(row);
+        }
+    }
+
+    /** Maps a row of {@link #readTwo} / {@link #lockTwo}, reporting the transaction's identity where it has it. */
+    Account account(ResultSet row) throws SQLException {
+        reportIdentity(row);
         return new Account(
                 row.getLong(ACCOUNTS.ID.getName()),
                 row.getBigDecimal(ACCOUNTS.BALANCE.getName()),

@@ -7,6 +7,7 @@ import dev.locksmith.LockWait;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.AccountsRecord;
+import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.Savepoints;
@@ -27,6 +28,7 @@ import java.util.function.UnaryOperator;
 import org.jooq.DSLContext;
 import org.jooq.InsertValuesStep1;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Balances in the {@code accounts} table, with every locking pattern that keeps concurrent
@@ -51,6 +53,14 @@ import org.jooq.impl.DSL;
  * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
  * straight through JDBC when the {@code DSLContext} given here says
  * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
+ *
+ * <p><b>Citus.</b> Where Citus distributes the accounts table by id (the schema's Citus layout),
+ * every statement names one account, so it runs on one worker: two accounts are locked or read
+ * one after the other in ascending id order, and a transfer between accounts on two workers
+ * commits through Citus's two-phase commit. {@link TransferStrategy#SERIALIZABLE} is refused
+ * there with {@link UnsupportedOperationException} (Citus does not make a transaction across
+ * workers serializable); the other strategies keep their guarantees. Whether the table is
+ * distributed is looked up once per instance, on the first call that needs to know.
  */
 public final class Accounts {
 
@@ -58,6 +68,10 @@ public final class Accounts {
     private final RetryPolicy policy;
     private final Transactions transactions;
     private final AccountStatements statements;
+    /** Citus's set of statements, rendered when the table turns out to be distributed. */
+    private volatile @Nullable AccountStatements distributedStatements;
+
+    private final Distribution distribution;
     private final SchemaMapping schema;
     private final Observing observing;
 
@@ -83,7 +97,8 @@ public final class Accounts {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.transactions = new Transactions(dsl, policy);
-        this.statements = new AccountStatements(dsl);
+        this.statements = new AccountStatements(dsl, false);
+        this.distribution = new Distribution(dsl, ACCOUNTS, ACCOUNTS.ID.getName());
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
     }
@@ -145,7 +160,12 @@ public final class Accounts {
             for (BigDecimal balance : balances) {
                 insert = insert.values(balance);
             }
-            return insert.returning().fetch().stream().map(Accounts::toAccount).toList();
+            // Ids come from the sequence in the order of the rows given; Citus returns the rows of
+            // a distributed insert grouped by shard, so the order is restored from the ids.
+            return insert.returning().fetch().stream()
+                    .map(Accounts::toAccount)
+                    .sorted(java.util.Comparator.comparingLong(Account::id))
+                    .toList();
         });
     }
 
@@ -249,15 +269,17 @@ public final class Accounts {
                 () -> new Operation.LockRows(ACCOUNTS.getName(), wait.kind()),
                 () -> wait.run(
                         ctx,
-                        () -> wait
-                                .applyTo(ctx.selectFrom(ACCOUNTS)
-                                        .where(ACCOUNTS.ID.in(sorted))
-                                        .orderBy(ACCOUNTS.ID)
-                                        .forUpdate())
-                                .fetch()
-                                .stream()
-                                .map(Accounts::toAccount)
-                                .toList()),
+                        () -> distribution.distributed(ctx)
+                                ? lockOneByOne(ctx, sorted, wait)
+                                : wait
+                                        .applyTo(ctx.selectFrom(ACCOUNTS)
+                                                .where(ACCOUNTS.ID.in(sorted))
+                                                .orderBy(ACCOUNTS.ID)
+                                                .forUpdate())
+                                        .fetch()
+                                        .stream()
+                                        .map(Accounts::toAccount)
+                                        .toList()),
                 a -> Outcome.OK);
         if (locked.size() < sorted.size()) {
             List<Long> present = Errors.translating(() -> ctx.select(ACCOUNTS.ID)
@@ -293,7 +315,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         BigDecimal value = Amounts.positive("amount", amount);
         Objects.requireNonNull(ctx, "ctx");
-        boolean applied = Transfers.debit(statements, ctx, id, value);
+        boolean applied = Transfers.debit(statements(ctx), ctx, id, value);
         if (!applied && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
@@ -316,7 +338,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         BigDecimal value = Amounts.positive("amount", amount);
         Objects.requireNonNull(ctx, "ctx");
-        if (!Transfers.credit(statements, ctx, id, value)) {
+        if (!Transfers.credit(statements(ctx), ctx, id, value)) {
             throw new AccountNotFoundException(id);
         }
         return true;
@@ -342,7 +364,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         BigDecimal balance = Amounts.nonNegative("newBalance", newBalance);
         Objects.requireNonNull(ctx, "ctx");
-        boolean applied = Transfers.compareAndSwap(statements, ctx, id, expectedVersion, balance);
+        boolean applied = Transfers.compareAndSwap(statements(ctx), ctx, id, expectedVersion, balance);
         if (!applied && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
@@ -375,7 +397,7 @@ public final class Accounts {
         for (int attempt = 1; ; attempt++) {
             Account current = get(ctx, id);
             BigDecimal next = Amounts.nonNegative("new balance", change.apply(current.balance()));
-            if (Transfers.compareAndSwap(statements, ctx, id, current.version(), next)) {
+            if (Transfers.compareAndSwap(statements(ctx), ctx, id, current.version(), next)) {
                 // Read back for updated_at, which the database sets: Account requires it.
                 return get(ctx, id);
             }
@@ -413,6 +435,8 @@ public final class Accounts {
      * @param strategy how the transfer is kept correct under contention
      * @return whether the money moved, and after how many attempts
      * @throws AccountNotFoundException if either account does not exist
+     * @throws UnsupportedOperationException for {@code SERIALIZABLE} where Citus distributes the
+     *     accounts table (see the class comment); nothing is written
      * @throws OptimisticConflictException for {@code OPTIMISTIC} when every attempt lost
      */
     public TransferResult transfer(long from, long to, BigDecimal amount, TransferStrategy strategy) {
@@ -438,6 +462,8 @@ public final class Accounts {
      * @param request the transfer, validated when it was built
      * @return whether the money moved, and after how many attempts
      * @throws AccountNotFoundException if either account does not exist
+     * @throws UnsupportedOperationException for {@code SERIALIZABLE} where Citus distributes the
+     *     accounts table (see the class comment); nothing is written
      * @throws OptimisticConflictException for {@code OPTIMISTIC} when every attempt lost
      * @throws IllegalArgumentException when the transfer id was used before for another transfer
      */
@@ -450,18 +476,19 @@ public final class Accounts {
     }
 
     private TransferResult transferInOwnTransaction(TransferRequest request) {
+        refuseSerializableOnCitus(dsl, request.strategy());
         if (request.strategy() == TransferStrategy.OPTIMISTIC) {
             return optimisticLoop(
                     request.from(),
                     request.to(),
-                    () -> transactions.run(c -> Transfers.attempt(statements, c.dsl(), request)));
+                    () -> transactions.run(c -> Transfers.attempt(statements(c.dsl()), c.dsl(), request)));
         }
         Isolation isolation =
                 request.strategy() == TransferStrategy.SERIALIZABLE ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
         int[] attempts = {0};
         TransferResult.Status status = transactions.run(isolation, c -> {
             attempts[0]++;
-            return Transfers.attempt(statements, c.dsl(), request);
+            return Transfers.attempt(statements(c.dsl()), c.dsl(), request);
         });
         return new TransferResult(status, attempts[0]);
     }
@@ -477,6 +504,8 @@ public final class Accounts {
      * @param strategy how the transfer is kept correct under contention
      * @return whether the money moved
      * @throws AccountNotFoundException if either account does not exist
+     * @throws UnsupportedOperationException for {@code SERIALIZABLE} where Citus distributes the
+     *     accounts table (see the class comment); nothing is written
      * @throws IllegalStateException when {@code tx} is in auto-commit mode, or for
      *     {@code SERIALIZABLE} when its transaction is not SERIALIZABLE
      */
@@ -505,6 +534,8 @@ public final class Accounts {
      * @return whether the money moved; {@code attempts} counts compare-and-swap rounds for
      *     {@code OPTIMISTIC} and is 1 otherwise
      * @throws AccountNotFoundException if either account does not exist
+     * @throws UnsupportedOperationException for {@code SERIALIZABLE} where Citus distributes the
+     *     accounts table (see the class comment); nothing is written
      * @throws OptimisticConflictException for {@code OPTIMISTIC} when every round lost
      * @throws IllegalStateException when {@code tx} is in auto-commit mode, or for
      *     {@code SERIALIZABLE} when its transaction is not SERIALIZABLE
@@ -532,8 +563,9 @@ public final class Accounts {
             return optimisticLoop(
                     request.from(),
                     request.to(),
-                    () -> Savepoints.unit(ctx, () -> Transfers.attempt(statements, ctx, request)));
+                    () -> Savepoints.unit(ctx, () -> Transfers.attempt(statements(ctx), ctx, request)));
         }
+        refuseSerializableOnCitus(ctx, request.strategy());
         if (request.strategy() == TransferStrategy.SERIALIZABLE) {
             String level = Errors.translating(
                     () -> ctx.select(DSL.function("current_setting", String.class, DSL.val("transaction_isolation")))
@@ -545,10 +577,56 @@ public final class Accounts {
                                 + "transaction, but it is " + level);
             }
         }
-        return new TransferResult(Savepoints.unit(ctx, () -> Transfers.attempt(statements, ctx, request)), 1);
+        return new TransferResult(Savepoints.unit(ctx, () -> Transfers.attempt(statements(ctx), ctx, request)), 1);
     }
 
     // ---------------------------------------------------------------- internals
+
+    /**
+     * On Citus, where a lock on rows of several shards is refused: one router statement per id,
+     * in ascending order (the order {@code sorted} iterates in), so two callers locking
+     * overlapping sets cannot deadlock.
+     */
+    private static List<Account> lockOneByOne(DSLContext ctx, java.util.SortedSet<Long> sorted, LockWait wait) {
+        List<Account> locked = new java.util.ArrayList<>(sorted.size());
+        for (long id : sorted) {
+            wait.applyTo(ctx.selectFrom(ACCOUNTS).where(ACCOUNTS.ID.eq(id)).forUpdate())
+                    .fetchOptional()
+                    .map(Accounts::toAccount)
+                    .ifPresent(locked::add);
+        }
+        return locked;
+    }
+
+    /**
+     * The statements for where the accounts table is: one server's, or Citus's router-only set
+     * when Citus distributes it (looked up once, on the first call that needs to know).
+     */
+    private AccountStatements statements(DSLContext ctx) {
+        if (!distribution.distributed(ctx)) {
+            return statements;
+        }
+        AccountStatements rendered = distributedStatements;
+        if (rendered == null) {
+            rendered = new AccountStatements(dsl, true);
+            distributedStatements = rendered;
+        }
+        return rendered;
+    }
+
+    /**
+     * Citus runs a transaction that touches several workers with each worker's own isolation and
+     * its own commit, so SERIALIZABLE there does not detect a conflict between two transfers
+     * whose rows live on different workers: money could be created or lost. Refused before
+     * anything is sent.
+     */
+    private void refuseSerializableOnCitus(DSLContext ctx, TransferStrategy strategy) {
+        if (strategy == TransferStrategy.SERIALIZABLE && distribution.distributed(ctx)) {
+            throw new UnsupportedOperationException("TransferStrategy.SERIALIZABLE is not supported where Citus "
+                    + "distributes the accounts table: Citus does not make a transaction that spans workers "
+                    + "serializable. Use ATOMIC_GUARD, PESSIMISTIC or OPTIMISTIC (README, \"Scaling out on Citus\")");
+        }
+    }
 
     @SuppressWarnings("UnusedVariable") // from, to: the conflict names the account that moved
     private TransferResult optimisticLoop(

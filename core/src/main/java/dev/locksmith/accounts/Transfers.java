@@ -4,8 +4,8 @@ import static dev.locksmith.codegen.Tables.ACCOUNT_TRANSFERS;
 
 import dev.locksmith.codegen.tables.records.AccountTransfersRecord;
 import dev.locksmith.internal.RenderedQuery;
-import dev.locksmith.internal.TransactionIdentity;
 import java.math.BigDecimal;
+import java.util.ArrayList;
 import java.util.List;
 import org.jooq.DSLContext;
 
@@ -84,9 +84,9 @@ final class Transfers {
             case ATOMIC_GUARD:
                 return atomicGuard(sql, tx, from, to, amount);
             case PESSIMISTIC:
-                return readDecideWrite(sql, tx, both(sql.lockTwo, tx, from, to), from, to, amount);
+                return readDecideWrite(sql, tx, both(sql, true, tx, from, to), from, to, amount);
             case SERIALIZABLE:
-                return readDecideWrite(sql, tx, both(sql.readTwo, tx, from, to), from, to, amount);
+                return readDecideWrite(sql, tx, both(sql, false, tx, from, to), from, to, amount);
             case OPTIMISTIC:
                 return optimistic(sql, tx, from, to, amount);
             default:
@@ -126,7 +126,7 @@ final class Transfers {
                         tx,
                         sql.debit.binds().set(AccountStatements.ID, id).set(AccountStatements.AMOUNT, amount),
                         row -> {
-                            TransactionIdentity.report(row);
+                            sql.reportIdentity(row);
                             return Boolean.TRUE;
                         })
                 .isPresent();
@@ -150,12 +150,24 @@ final class Transfers {
                 == 1;
     }
 
-    /** Both accounts in ascending id order, read with {@code statement} ({@code readTwo} or {@code lockTwo}). */
-    private static List<Account> both(RenderedQuery statement, DSLContext tx, long from, long to) {
+    /**
+     * Both accounts in ascending id order, locked or not: in one statement on one server, and one
+     * router statement per account on Citus (where a lock on rows of two shards is refused).
+     */
+    private static List<Account> both(AccountStatements sql, boolean lock, DSLContext tx, long from, long to) {
+        if (sql.distributed) {
+            RenderedQuery one = lock ? sql.lockAccount : sql.readOne;
+            List<Account> rows = new ArrayList<>(2);
+            for (long id : new long[] {Math.min(from, to), Math.max(from, to)}) {
+                rows.addAll(one.fetch(tx, one.binds().set(AccountStatements.ID, id), sql::account));
+            }
+            return rows;
+        }
+        RenderedQuery statement = lock ? sql.lockTwo : sql.readTwo;
         return statement.fetch(
                 tx,
                 statement.binds().set(AccountStatements.ID, from).set(AccountStatements.OTHER_ID, to),
-                AccountStatements::account);
+                sql::account);
     }
 
     /**
@@ -187,7 +199,7 @@ final class Transfers {
      */
     static TransferResult.Status optimistic(
             AccountStatements sql, DSLContext tx, long from, long to, BigDecimal amount) {
-        List<Account> rows = both(sql.readTwo, tx, from, to);
+        List<Account> rows = both(sql, false, tx, from, to);
         Account source = find(rows, from);
         find(rows, to);
         if (source.balance().compareTo(amount) < 0) {

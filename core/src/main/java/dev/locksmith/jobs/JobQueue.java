@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
@@ -137,6 +138,7 @@ public final class JobQueue {
     private final Enqueuer enqueuer;
     private final SchemaMapping schema;
     private final Observing observing;
+    private final Distribution distribution;
 
     /**
      * A queue on {@code dsl} with {@link JobQueueConfig#defaults()}.
@@ -160,6 +162,7 @@ public final class JobQueue {
         this.config = Objects.requireNonNull(config, "config");
         this.statements = new JobStatements(dsl);
         this.enqueuer = new Enqueuer(dsl, config.notifyOnEnqueue());
+        this.distribution = new Distribution(dsl, JOBS, JOBS.SHARD.getName());
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
     }
@@ -422,11 +425,8 @@ public final class JobQueue {
 
     /** The jobs table's oid as the server resolves its name (null when it does not exist). */
     private Field<Object> jobsRegclass() {
-        return DSL.field("to_regclass({0})", Object.class, DSL.val(dsl.render(JOBS)));
+        return distribution.regclass();
     }
-
-    /** Shards of the jobs table when Citus distributes it, else 0; -1 until looked up. */
-    private volatile int distributedShards = -1;
 
     /**
      * How many shards Citus splits the jobs table into, or 0 when it is a plain table (no Citus,
@@ -434,32 +434,7 @@ public final class JobQueue {
      * Citus).
      */
     int distributedShards(DSLContext ctx) {
-        int known = distributedShards;
-        if (known >= 0) {
-            return known;
-        }
-        int found = Errors.translating(() -> {
-            if (!Boolean.TRUE.equals(
-                    ctx.select(DSL.field("to_regclass('pg_catalog.pg_dist_shard') IS NOT NULL", SQLDataType.BOOLEAN))
-                            .fetchSingle()
-                            .value1())) {
-                return 0;
-            }
-            // Only the Citus layout: hash-distributed by shard. A reference table or a
-            // Citus-managed local table has one shard too, and claims there as on one server.
-            return ctx.select(DSL.count())
-                    .from(DSL.table(DSL.name("pg_catalog", "pg_dist_shard")))
-                    .join(DSL.table(DSL.name("pg_catalog", "pg_dist_partition")))
-                    .using(DSL.field(DSL.name("logicalrelid")))
-                    .where(DSL.field(DSL.name("logicalrelid")).eq(jobsRegclass()))
-                    .and(DSL.field(DSL.name("partmethod")).eq(DSL.inline("h")))
-                    .and(DSL.field("column_to_column_name(logicalrelid, partkey)", String.class)
-                            .eq(DSL.inline("shard")))
-                    .fetchSingle()
-                    .value1();
-        });
-        distributedShards = found;
-        return found;
+        return distribution.shards(ctx);
     }
 
     /** Runs a claim as an observed {@link Operation.ClaimJobs}, and reports each job claimed. */

@@ -48,14 +48,18 @@ class CitusQueueTest extends CitusTest {
     }
 
     @Test
-    void jobsIsDistributedByShardAndTheOtherTablesStayOnTheCoordinator() {
+    void jobsIsDistributedByShardAndTheQueuesOtherTablesStayOnTheCoordinator() {
         List<String> distributed = DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
                 .fetch(
                         "SELECT table_name::text || ' ' || citus_table_type || ' ' || distribution_column "
                                 + "FROM citus_tables WHERE table_name::text LIKE {0}",
                         DSL.val(schema + ".%"))
                 .getValues(0, String.class);
-        assertThat(distributed).containsExactly(schema + ".jobs distributed shard");
+        assertThat(distributed)
+                .containsExactlyInAnyOrder(
+                        schema + ".jobs distributed shard",
+                        schema + ".accounts distributed id",
+                        schema + ".account_transfers distributed transfer_id");
         assertThat(jobShards()).isEqualTo(32);
     }
 
