@@ -218,7 +218,11 @@ public final class TransactionalWorker implements AutoCloseable {
                     isolate = isolateEachJob || batch.failures > 0;
                 } catch (Throwable e) {
                     JobControl control = JobControl.find(e);
-                    if (control != null && !isolate) {
+                    if (!batch.claimDone) {
+                        // nothing was claimed (the database or, on Citus, a worker node is
+                        // unreachable): nothing to isolate, try again after the poll interval
+                        LOG.warn("claiming from queue {} failed, retrying after the poll interval", claim.queue(), e);
+                    } else if (control != null && !isolate) {
                         // A decision for one job of the batch: no error, but the batch must run
                         // again one job at a time for the control to reach that job alone.
                         LOG.debug(
@@ -235,7 +239,7 @@ public final class TransactionalWorker implements AutoCloseable {
                                 isolate ? "" : "; isolating jobs from now on",
                                 e);
                     }
-                    isolate = true;
+                    isolate = isolate || batch.claimDone;
                     batch.claimed = 0;
                     batch.keyed = false;
                 }
@@ -262,6 +266,9 @@ public final class TransactionalWorker implements AutoCloseable {
 
     /** One transaction's worth of jobs. */
     private final class Batch {
+        /** Whether the claim statement returned (else it failed, and nothing was claimed). */
+        boolean claimDone;
+
         int claimed;
         /** Whether a claimed job had an ordering key. */
         boolean keyed;
@@ -272,6 +279,7 @@ public final class TransactionalWorker implements AutoCloseable {
 
         void run(DSLContext tx, boolean isolating) throws Exception {
             List<Job> jobs = queue.claimInTransaction(tx, claim);
+            claimDone = true;
             claimed = jobs.size();
             keyed = jobs.stream().anyMatch(job -> job.orderingKey() != null);
             if (jobs.isEmpty()) {

@@ -6,6 +6,7 @@ import dev.locksmith.Backoff;
 import dev.locksmith.LocksmithException;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
 import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
@@ -25,8 +26,9 @@ import java.util.function.DoubleSupplier;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.InsertValuesStep1;
+import org.jooq.InsertValuesStep2;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A pool of channel accounts that concurrent callers lease one at a time: a request handler
@@ -59,6 +61,10 @@ public final class ChannelAccountPool {
     private final DoubleSupplier random;
     private final Sleeper sleeper;
     private final PoolStatements statements;
+    /** Citus's set, rendered when the table turns out to be distributed. */
+    private volatile @Nullable PoolStatements distributedStatements;
+
+    private final Distribution distribution;
     private final Observing observing;
 
     /**
@@ -92,7 +98,8 @@ public final class ChannelAccountPool {
         this.strategy = Objects.requireNonNull(config, "config").strategy();
         this.random = Objects.requireNonNull(random, "random");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
-        this.statements = new PoolStatements(dsl, strategy);
+        this.statements = new PoolStatements(dsl, strategy, false);
+        this.distribution = new Distribution(dsl, CHANNEL_ACCOUNTS, CHANNEL_ACCOUNTS.BUCKET.getName());
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
     }
@@ -117,11 +124,12 @@ public final class ChannelAccountPool {
         if (keys.isEmpty()) {
             return 0;
         }
+        int buckets = distribution.shards(ctx);
         return Errors.translating(() -> {
-            InsertValuesStep1<ChannelAccountsRecord, String> insert =
-                    ctx.insertInto(CHANNEL_ACCOUNTS, CHANNEL_ACCOUNTS.PUBLIC_KEY);
+            InsertValuesStep2<ChannelAccountsRecord, String, Integer> insert =
+                    ctx.insertInto(CHANNEL_ACCOUNTS, CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.BUCKET);
             for (String key : keys) {
-                insert = insert.values(key);
+                insert = insert.values(key, bucketOf(key, buckets));
             }
             return insert.onConflictDoNothing().execute();
         });
@@ -161,8 +169,10 @@ public final class ChannelAccountPool {
     public Optional<ChannelAccount> find(DSLContext tx, String publicKey) {
         DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
+        Condition inBucket = inBucketOf(ctx, key);
         return Errors.translating(() -> ctx.selectFrom(CHANNEL_ACCOUNTS)
                 .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
+                .and(inBucket)
                 .fetchOptional()
                 .map(ChannelAccount::from));
     }
@@ -213,6 +223,25 @@ public final class ChannelAccountPool {
     }
 
     private Optional<ChannelAccount> acquireOnce(Duration lease, String holder) {
+        PoolStatements statements = statements(dsl);
+        if (!statements.distributed) {
+            return acquireIn(statements, lease, holder, -1);
+        }
+        // On Citus: one router statement per bucket, from a random one, until a bucket has an
+        // idle account; an empty pool costs one statement per bucket
+        int buckets = distribution.shards(dsl);
+        int first = (int) Math.min(buckets - 1, Math.floor(random.getAsDouble() * buckets));
+        for (int i = 0; i < buckets; i++) {
+            Optional<ChannelAccount> acquired = acquireIn(statements, lease, holder, (first + i) % buckets);
+            if (acquired.isPresent()) {
+                return acquired;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** One acquire statement; in {@code bucket} on Citus (else -1). */
+    private Optional<ChannelAccount> acquireIn(PoolStatements statements, Duration lease, String holder, int bucket) {
         Binds binds =
                 statements.acquire.binds().set(PoolStatements.OWNER, holder).setInterval(PoolStatements.LEASE, lease);
         if (strategy == AcquireStrategy.RANDOM_PROBES) {
@@ -222,8 +251,11 @@ public final class ChannelAccountPool {
             }
             binds.setDoubles(PoolStatements.PROBES, probes);
         }
-        if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
+        if (strategy != AcquireStrategy.ORDER_BY_RANDOM || statements.distributed) {
             binds.set(PoolStatements.START, random.getAsDouble());
+        }
+        if (bucket >= 0) {
+            binds.set(PoolStatements.BUCKET, bucket);
         }
         return statements.acquire.fetchOptional(dsl, binds, PoolStatements::account);
     }
@@ -290,8 +322,9 @@ public final class ChannelAccountPool {
         DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
         String holder = validOwner(owner);
-        int released = statements.release.execute(
-                ctx, statements.release.binds().set(PoolStatements.KEY, key).set(PoolStatements.OWNER, holder));
+        PoolStatements statements = statements(ctx);
+        Binds binds = statements.release.binds().set(PoolStatements.KEY, key).set(PoolStatements.OWNER, holder);
+        int released = statements.release.execute(ctx, inBucket(statements, binds, ctx, key));
         if (released == 0) {
             throw refusal(ctx, key, holder);
         }
@@ -318,14 +351,19 @@ public final class ChannelAccountPool {
         String key = validKey(publicKey);
         String holder = validOwner(owner);
         requireLease(lease);
+        PoolStatements statements = statements(ctx);
         Optional<OffsetDateTime> extended = statements.extend.fetchOptional(
                 ctx,
-                statements
-                        .extend
-                        .binds()
-                        .set(PoolStatements.KEY, key)
-                        .set(PoolStatements.OWNER, holder)
-                        .setInterval(PoolStatements.LEASE, lease),
+                inBucket(
+                        statements,
+                        statements
+                                .extend
+                                .binds()
+                                .set(PoolStatements.KEY, key)
+                                .set(PoolStatements.OWNER, holder)
+                                .setInterval(PoolStatements.LEASE, lease),
+                        ctx,
+                        key),
                 row -> row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
         return extended.orElseThrow(() -> refusal(ctx, key, holder));
     }
@@ -344,6 +382,61 @@ public final class ChannelAccountPool {
                 .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()))
                 .execute());
+    }
+
+    // ------------------------------------------------------------------ Citus
+
+    /**
+     * The statements for where the table is: one server's, or Citus's set (every statement
+     * names one bucket) when Citus distributes it (looked up once, on the first call that needs to).
+     */
+    private PoolStatements statements(DSLContext ctx) {
+        if (!distribution.distributed(ctx)) {
+            return statements;
+        }
+        PoolStatements rendered = distributedStatements;
+        if (rendered == null) {
+            rendered = new PoolStatements(dsl, strategy, true);
+            distributedStatements = rendered;
+        }
+        return rendered;
+    }
+
+    /** Binds the bucket of {@code key} where the statements name one (Citus). */
+    private Binds inBucket(PoolStatements statements, Binds binds, DSLContext ctx, String key) {
+        return statements.distributed
+                ? binds.set(PoolStatements.BUCKET, bucketOf(key, distribution.shards(ctx)))
+                : binds;
+    }
+
+    /** {@code bucket = <key's bucket>} on Citus, so the statement runs on one worker; no condition elsewhere. */
+    private Condition inBucketOf(DSLContext ctx, String key) {
+        int buckets = distribution.shards(ctx);
+        return buckets == 0 ? DSL.noCondition() : CHANNEL_ACCOUNTS.BUCKET.eq(bucketOf(key, buckets));
+    }
+
+    /**
+     * The bucket of an account: 0 on one server ({@code buckets} 0); on Citus the first 28 bits of
+     * the md5 of the key's UTF-8 bytes, modulo the number of buckets. Change set
+     * {@code pool-006-citus-distribute-channel-accounts} computes the same in SQL for accounts
+     * registered before the table was distributed.
+     */
+    static int bucketOf(String publicKey, int buckets) {
+        if (buckets == 0) {
+            return 0;
+        }
+        byte[] digest;
+        try {
+            digest = java.security.MessageDigest.getInstance("MD5")
+                    .digest(publicKey.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("this JVM has no MD5, which the Citus layout of the pool needs", e);
+        }
+        int first28 = (digest[0] & 0xff) << 20
+                | (digest[1] & 0xff) << 12
+                | (digest[2] & 0xff) << 4
+                | (digest[3] & 0xff) >>> 4;
+        return first28 % buckets;
     }
 
     // ------------------------------------------------------------------ SQL pieces

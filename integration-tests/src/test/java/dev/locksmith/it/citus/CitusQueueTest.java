@@ -48,7 +48,7 @@ class CitusQueueTest extends CitusTest {
     }
 
     @Test
-    void jobsIsDistributedByShardAndTheQueuesOtherTablesStayOnTheCoordinator() {
+    void jobsAccountsAndThePoolAreDistributedAndTheOtherTablesStayOnTheCoordinator() {
         List<String> distributed = DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
                 .fetch(
                         "SELECT table_name::text || ' ' || citus_table_type || ' ' || distribution_column "
@@ -59,7 +59,8 @@ class CitusQueueTest extends CitusTest {
                 .containsExactlyInAnyOrder(
                         schema + ".jobs distributed shard",
                         schema + ".accounts distributed id",
-                        schema + ".account_transfers distributed transfer_id");
+                        schema + ".account_transfers distributed transfer_id",
+                        schema + ".channel_accounts distributed bucket");
         assertThat(jobShards()).isEqualTo(32);
     }
 

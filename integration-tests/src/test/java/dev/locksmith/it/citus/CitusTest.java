@@ -85,10 +85,15 @@ abstract class CitusTest {
 
     /** The number of shards Citus split the class's jobs table into. */
     protected int jobShards() {
+        return shardsOf("jobs");
+    }
+
+    /** The number of shards Citus split the class's {@code table} into. */
+    protected int shardsOf(String table) {
         return ((Number) DSL.using(pool, SQLDialect.POSTGRES)
                         .fetchValue(
                                 "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = to_regclass({0})",
-                                DSL.val(schema + ".jobs")))
+                                DSL.val(schema + "." + table)))
                 .intValue();
     }
 }
