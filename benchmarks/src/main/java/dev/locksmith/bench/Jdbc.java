@@ -50,6 +50,18 @@ final class Jdbc {
     }
 
     /** A single long from a query with bind values. */
+    /**
+     * How many shards Citus splits {@code table} into (of the connection's search path), or 1 on
+     * one server: seeding spreads rows over them ({@code n % shards}) as the library does.
+     */
+    static long shards(Connection c, String table) throws SQLException {
+        if (queryLong(c, "SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus'") == 0) {
+            return 1;
+        }
+        return Math.max(
+                1, queryLong(c, "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = to_regclass(?)", table));
+    }
+
     static long queryLong(Connection c, String sql, Object... binds) throws SQLException {
         try (PreparedStatement s = c.prepareStatement(sql)) {
             for (int i = 0; i < binds.length; i++) {

@@ -133,10 +133,14 @@ final class PoolWorkload implements Workload {
         Jdbc.autoCommit(ds, c -> {
             if (!state.equals(wanted)) {
                 Jdbc.update(c, "TRUNCATE channel_accounts RESTART IDENTITY");
+                // each key in its bucket, as register puts it (0 on one server; on Citus the
+                // change set's md5 expression over the table's shards)
                 Jdbc.update(
                         c,
-                        "INSERT INTO channel_accounts (public_key) "
-                                + "SELECT 'G' || lpad(n::text, 8, '0') FROM generate_series(1, ?) n",
+                        "INSERT INTO channel_accounts (public_key, bucket) "
+                                + "SELECT k, mod(('x' || substr(md5(k), 1, 7))::bit(28)::int, ?) "
+                                + "FROM (SELECT 'G' || lpad(n::text, 8, '0') AS k FROM generate_series(1, ?) n) keys",
+                        (int) Jdbc.shards(c, "channel_accounts"),
                         shape.size());
                 if (shape.gap() > 0) {
                     Jdbc.update(

@@ -115,7 +115,13 @@ final class QueueWorkloads {
     static void refill(DataSource ds, long count) throws SQLException {
         Jdbc.autoCommit(ds, c -> {
             Jdbc.update(c, "TRUNCATE jobs");
-            Jdbc.update(c, "INSERT INTO jobs (queue, kind) SELECT ?, 'noop' FROM generate_series(1, ?)", QUEUE, count);
+            // spread over the shards on Citus (all on shard 0 on one server)
+            Jdbc.update(
+                    c,
+                    "INSERT INTO jobs (queue, kind, shard) SELECT ?, 'noop', n % ? FROM generate_series(1, ?) n",
+                    QUEUE,
+                    (int) Jdbc.shards(c, "jobs"),
+                    count);
             Jdbc.update(c, "ANALYZE jobs");
             return null;
         });

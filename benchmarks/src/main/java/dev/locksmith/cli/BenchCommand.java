@@ -6,6 +6,7 @@ import dev.locksmith.bench.Report;
 import dev.locksmith.bench.Result;
 import dev.locksmith.bench.Runner;
 import dev.locksmith.bench.Workload;
+import dev.locksmith.provisioning.ServerSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -74,6 +75,16 @@ final class BenchCommand implements Callable<Integer> {
                     "directory for results.json, results.csv, chart.svg, table.txt " + "(default: reports/<timestamp>)")
     private Path out;
 
+    @Option(
+            names = "--citus",
+            description = "JDBC URL of a Citus coordinator (same user and password): run the library variant of "
+                    + "each chosen workload there too, and report it beside this server's (default workloads "
+                    + "with --citus: " + CITUS_DEFAULT + ")")
+    private String citus;
+
+    /** The workloads run on the cluster when none are named. */
+    static final String CITUS_DEFAULT = "drain,queue-lease,pool,transfer";
+
     @Override
     public Integer call() throws Exception {
         BenchOptions options;
@@ -92,7 +103,9 @@ final class BenchCommand implements Callable<Integer> {
                 Math.max(64, workers.stream().mapToInt(Integer::intValue).max().orElse(0));
         try (BenchSession session = new BenchSession(connection.settings(), maxWorkers + 8, connection.schema)) {
             Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
-            List<String> chosen = workloads.isEmpty() ? List.copyOf(all.keySet()) : workloads;
+            List<String> chosen = !workloads.isEmpty()
+                    ? workloads
+                    : citus != null ? List.of(CITUS_DEFAULT.split(",")) : List.copyOf(all.keySet());
             all.putAll(session.onRequest());
             for (String name : chosen) {
                 if (!all.containsKey(name)) {
@@ -114,6 +127,7 @@ final class BenchCommand implements Callable<Integer> {
                 results.addAll(runner.run(all.get(name)));
             }
             progress.finish();
+            String onCitus = citus == null ? "" : onCitus(options, chosen, results, maxWorkers);
             Report report = new Report(results);
             Path dir = out != null
                     ? out
@@ -132,13 +146,90 @@ final class BenchCommand implements Callable<Integer> {
                     session.durability(),
                     Runtime.getRuntime().availableProcessors(),
                     pgbench);
-            Files.writeString(dir.resolve("table.txt"), header + report.table());
+            Files.writeString(dir.resolve("table.txt"), header + report.table() + onCitus);
             Files.writeString(dir.resolve("results.json"), report.json());
             Files.writeString(dir.resolve("results.csv"), report.csv());
             Files.writeString(dir.resolve("chart.svg"), report.svg());
             System.out.print(report.table());
+            System.out.print(onCitus);
             System.out.printf("%nwritten: %s/{table.txt,results.json,results.csv,chart.svg}%n", dir);
             return report.violations() == 0 ? 0 : 1;
         }
+    }
+
+    /**
+     * Runs the library variant of each chosen workload on the Citus coordinator, in the same
+     * invocation as the single server's, and returns the table that sets them side by side.
+     */
+    private String onCitus(BenchOptions options, List<String> chosen, List<Result> single, int maxWorkers)
+            throws Exception {
+        ServerSettings here = connection.settings();
+        ServerSettings cluster = new ServerSettings(
+                java.util.Optional.of(citus), here.user(), here.password(), java.util.Optional.empty());
+        try (BenchSession session = new BenchSession(cluster, maxWorkers + 8, connection.schema)) {
+            Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
+            all.putAll(session.onRequest());
+            List<Workload> selected = chosen.stream()
+                    .filter(all::containsKey)
+                    .map(all::get)
+                    .map(BenchCommand::libraryOnly)
+                    .toList();
+            Progress progress = new Progress(System.err, new Runner(options, step -> {}).steps(selected));
+            Runner runner = new Runner(options, progress, session::freshConnections);
+            List<Result> results = new ArrayList<>();
+            for (Workload workload : selected) {
+                results.addAll(runner.run(workload));
+            }
+            progress.finish();
+            StringBuilder table = new StringBuilder(String.format(
+                    "%nOn Citus (%s, %s), the library variant beside this server's, same invocation:%n"
+                            + "%-12s %-44s %7s %14s %14s %7s %10s%n",
+                    session.server().version(),
+                    session.durability(),
+                    "workload",
+                    "config",
+                    "workers",
+                    "single-node",
+                    "citus",
+                    "ratio",
+                    "violations"));
+            for (Result onCluster : results) {
+                Result alone = single.stream()
+                        .filter(r -> r.workload().equals(onCluster.workload())
+                                && r.config().equals(onCluster.config())
+                                && r.workers() == onCluster.workers()
+                                && r.variant().equals(Result.LIBRARY))
+                        .findFirst()
+                        .orElse(null);
+                table.append(String.format(
+                        "%-12s %-44s %7d %14s %14s %7s %10d%n",
+                        onCluster.workload(),
+                        onCluster.config(),
+                        onCluster.workers(),
+                        alone == null ? "-" : String.format("%,.0f", alone.median()),
+                        String.format("%,.0f %s", onCluster.median(), onCluster.unit()),
+                        alone == null ? "-" : String.format("%.2f", onCluster.median() / alone.median()),
+                        onCluster.violations()));
+            }
+            return table.toString();
+        }
+    }
+
+    /** The workload with its cases reduced to the library variant (the baselines' SQL is one server's). */
+    private static Workload libraryOnly(Workload workload) {
+        return new Workload() {
+            @Override
+            public String name() {
+                return workload.name();
+            }
+
+            @Override
+            public List<Case> cases(BenchOptions options) {
+                return workload.cases(options).stream()
+                        .map(c ->
+                                new Case(c.config(), c.workers(), c.unit(), c.library(), null, null, null, null, null))
+                        .toList();
+            }
+        };
     }
 }

@@ -50,6 +50,12 @@ import org.jspecify.annotations.Nullable;
  * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
  * straight through JDBC when the {@code DSLContext} given here says
  * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
+ *
+ * <p><b>Citus.</b> Where Citus distributes the table by {@code bucket} (the schema's Citus
+ * layout), {@link #register} puts each key in the bucket its md5 falls in, every statement on
+ * one account names that bucket, and {@link #acquire} tries one bucket at a time from a random
+ * one (one single-shard statement each) until one has an acquirable account. Whether the table
+ * is distributed is looked up once per instance, on the first call that needs to know.
  */
 public final class ChannelAccountPool {
 

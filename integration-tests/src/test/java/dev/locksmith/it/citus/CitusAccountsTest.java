@@ -13,9 +13,6 @@ import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.it.Concurrently;
 import java.math.BigDecimal;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,8 +28,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
@@ -273,20 +268,7 @@ class CitusAccountsTest extends CitusTest {
     @Test
     void everyAccountStatementIsARouterQuery() throws Exception {
         List<String> statements = Collections.synchronizedList(new ArrayList<>());
-        ExecuteListener recorder = new ExecuteListener() {
-            @Override
-            public void executeStart(ExecuteContext ctx) {
-                if (ctx.query() != null) {
-                    statements.add(ctx.dsl().renderInlined(ctx.query()));
-                }
-            }
-        };
-        DSLContext recordedDsl = dev.locksmith.TableSchema.using(
-                DSL.using(pool, SQLDialect.POSTGRES)
-                        .configuration()
-                        .derive(recorder)
-                        .dsl(),
-                schema);
+        DSLContext recordedDsl = recording(statements);
         Accounts recorded = new Accounts(recordedDsl);
         long a = ids.get(0);
         long b = ids.get(1);
@@ -315,24 +297,5 @@ class CitusAccountsTest extends CitusTest {
         assertThat(plans)
                 .allSatisfy((sql, plan) ->
                         assertThat(plan).as(sql).contains("Task Count: 1").doesNotContain("Distributed Subplan"));
-    }
-
-    private String explain(String sql) throws Exception {
-        try (Connection c = pool.getConnection();
-                Statement explain = c.createStatement()) {
-            c.setAutoCommit(false);
-            try {
-                StringBuilder plan = new StringBuilder();
-                try (ResultSet rows = explain.executeQuery("EXPLAIN " + sql)) {
-                    while (rows.next()) {
-                        plan.append(rows.getString(1)).append('\n');
-                    }
-                }
-                return plan.toString();
-            } finally {
-                c.rollback();
-                c.setAutoCommit(true);
-            }
-        }
     }
 }

@@ -7,9 +7,6 @@ import dev.locksmith.pool.AcquireStrategy;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
 import dev.locksmith.pool.ChannelAccountPoolConfig;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -23,8 +20,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
@@ -207,20 +202,7 @@ class CitusPoolTest extends CitusTest {
     void acquireExtendAndReleaseAreRouterStatements() throws Exception {
         dsl.transaction(c -> channels.register(c.dsl(), keys(64)));
         List<String> statements = Collections.synchronizedList(new ArrayList<>());
-        ExecuteListener recorder = new ExecuteListener() {
-            @Override
-            public void executeStart(ExecuteContext ctx) {
-                if (ctx.query() != null) {
-                    statements.add(ctx.dsl().renderInlined(ctx.query()));
-                }
-            }
-        };
-        DSLContext recordedDsl = dev.locksmith.TableSchema.using(
-                DSL.using(pool, SQLDialect.POSTGRES)
-                        .configuration()
-                        .derive(recorder)
-                        .dsl(),
-                schema);
+        DSLContext recordedDsl = recording(statements);
         for (AcquireStrategy strategy : AcquireStrategy.values()) {
             ChannelAccountPool recorded = new ChannelAccountPool(
                     recordedDsl,
@@ -237,25 +219,6 @@ class CitusPoolTest extends CitusTest {
         assertThat(hot).hasSizeGreaterThanOrEqualTo(5);
         for (String sql : hot) {
             assertThat(explain(sql)).as(sql).contains("Task Count: 1").doesNotContain("Distributed Subplan");
-        }
-    }
-
-    private String explain(String sql) throws Exception {
-        try (Connection c = pool.getConnection();
-                Statement explain = c.createStatement()) {
-            c.setAutoCommit(false);
-            try {
-                StringBuilder plan = new StringBuilder();
-                try (ResultSet rows = explain.executeQuery("EXPLAIN " + sql)) {
-                    while (rows.next()) {
-                        plan.append(rows.getString(1)).append('\n');
-                    }
-                }
-                return plan.toString();
-            } finally {
-                c.rollback();
-                c.setAutoCommit(true);
-            }
         }
     }
 }

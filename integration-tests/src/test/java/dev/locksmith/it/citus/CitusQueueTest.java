@@ -187,18 +187,18 @@ class CitusQueueTest extends CitusTest {
         recorded.claim(Claim.of("plans", 10), Duration.ofMinutes(1), "planner");
         assertThat(claims).hasSizeGreaterThanOrEqualTo(2);
         for (String sql : claims.stream().distinct().toList()) {
-            String plan = explain(sql);
+            String plan = explainBound(sql);
             assertThat(plan).as(sql).contains("Task Count: 1").doesNotContain("Distributed Subplan");
         }
 
         // what the claim would be without a shard: Citus refuses to lock rows across shards
         String everyShard = claims.get(0).replaceAll("(\"[^\"]+\"\\.)*\"shard\" = \\?", "true");
-        assertThatThrownBy(() -> explain(everyShard))
+        assertThatThrownBy(() -> explainBound(everyShard))
                 .hasMessageContaining("could not run distributed query with FOR UPDATE/SHARE commands");
     }
 
     /** EXPLAIN of a claim with queue 'plans' and shard 3 bound (all the claims' parameters). */
-    private String explain(String sql) throws Exception {
+    private String explainBound(String sql) throws Exception {
         try (Connection c = pool.getConnection();
                 PreparedStatement explain = c.prepareStatement("EXPLAIN " + sql)) {
             int parameters = explain.getParameterMetaData().getParameterCount();

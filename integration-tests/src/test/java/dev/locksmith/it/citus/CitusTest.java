@@ -96,4 +96,45 @@ abstract class CitusTest {
                                 DSL.val(schema + "." + table)))
                 .intValue();
     }
+
+    /**
+     * A {@code DSLContext} on the class's schema that adds each statement it runs, with its bind
+     * values inlined, to {@code statements}.
+     */
+    protected DSLContext recording(java.util.List<String> statements) {
+        org.jooq.ExecuteListener recorder = new org.jooq.ExecuteListener() {
+            @Override
+            public void executeStart(org.jooq.ExecuteContext ctx) {
+                if (ctx.query() != null) {
+                    statements.add(ctx.dsl().renderInlined(ctx.query()));
+                }
+            }
+        };
+        return TableSchema.using(
+                DSL.using(pool, SQLDialect.POSTGRES)
+                        .configuration()
+                        .derive(recorder)
+                        .dsl(),
+                schema);
+    }
+
+    /** The plan of {@code sql} (values inlined), explained in a transaction that is rolled back. */
+    protected String explain(String sql) throws java.sql.SQLException {
+        try (java.sql.Connection c = pool.getConnection();
+                java.sql.Statement explain = c.createStatement()) {
+            c.setAutoCommit(false);
+            try {
+                StringBuilder plan = new StringBuilder();
+                try (java.sql.ResultSet rows = explain.executeQuery("EXPLAIN " + sql)) {
+                    while (rows.next()) {
+                        plan.append(rows.getString(1)).append('\n');
+                    }
+                }
+                return plan.toString();
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        }
+    }
 }
