@@ -486,6 +486,9 @@ public final class JobQueue {
     boolean extendLease(Job job, Duration lease) {
         requirePositive("lease", lease);
         requireLeased(job);
+        if (distributedShards(dsl) > 0) {
+            return !extendLeases(List.of(job), lease).isEmpty(); // names the job's shard
+        }
         return statements.heartbeat.execute(
                         dsl,
                         statements
@@ -533,7 +536,7 @@ public final class JobQueue {
         if (jobs.isEmpty()) {
             return 0;
         }
-        if (!observing.enabled()) {
+        if (!observing.enabled() && distributedShards(ctx) == 0) {
             RenderedQuery statement = completion();
             return statement.execute(ctx, completionBinds(statement, jobs));
         }
@@ -552,16 +555,21 @@ public final class JobQueue {
     }
 
     private Set<Long> completed(DSLContext ctx, Collection<Job> jobs) {
-        RenderedQuery statement = completion();
-        Binds binds = completionBinds(statement, jobs);
+        java.util.function.Supplier<Set<Long>> statement = () -> byShard(
+                ctx,
+                jobs,
+                config.keepCompleted() ? statements.completeKeepingDone : statements.completeByDeleting,
+                config.keepCompleted() ? statements.completeKeepingDoneInShard : statements.completeByDeletingInShard,
+                binds -> binds,
+                row -> row.getLong(1));
         if (!observing.enabled()) {
-            return new java.util.HashSet<>(statement.fetch(ctx, binds, row -> row.getLong(1)));
+            return statement.get();
         }
         List<Job> all = List.copyOf(jobs);
-        Set<Long> completed = new java.util.HashSet<>(observing.observe(
+        Set<Long> completed = observing.observe(
                 () -> new Operation.CompleteJobs(all),
-                () -> statement.fetch(ctx, binds, row -> row.getLong(1)),
-                done -> done.isEmpty() ? Outcome.LEASE_LOST : Outcome.OK));
+                statement,
+                done -> done.isEmpty() ? Outcome.LEASE_LOST : Outcome.OK);
         for (Job job : all) {
             observing.jobEvent(completed.contains(job.id()) ? JobEvent.COMPLETED : JobEvent.LEASE_LOST, job);
         }
@@ -594,9 +602,39 @@ public final class JobQueue {
         if (jobs.isEmpty()) {
             return Set.of();
         }
-        RenderedQuery statement = statements.heartbeatAll;
-        Binds binds = completionBinds(statement, jobs).setInterval(JobStatements.LEASE, lease);
-        return new java.util.HashSet<>(statement.fetch(dsl, binds, row -> row.getObject(1, UUID.class)));
+        return byShard(
+                dsl,
+                jobs,
+                statements.heartbeatAll,
+                statements.heartbeatInShard,
+                binds -> binds.setInterval(JobStatements.LEASE, lease),
+                row -> row.getObject(1, UUID.class));
+    }
+
+    /**
+     * Runs a statement over leased jobs matched by id and lease id: once for all of them on one
+     * server; on Citus once per shard, naming it ({@code inShard}), so that each is a router
+     * statement rather than one that visits every shard (and, auto-committed across two workers,
+     * would need two-phase commit). Returns the union of the rows.
+     */
+    private <T> Set<T> byShard(
+            DSLContext ctx,
+            Collection<Job> jobs,
+            RenderedQuery all,
+            RenderedQuery inShard,
+            java.util.function.UnaryOperator<Binds> more,
+            RenderedQuery.RowMapper<T> row) {
+        if (distributedShards(ctx) == 0) {
+            return new java.util.HashSet<>(all.fetch(ctx, more.apply(completionBinds(all, jobs)), row));
+        }
+        Map<Integer, List<Job>> shards = new java.util.TreeMap<>();
+        for (Job job : jobs) {
+            shards.computeIfAbsent(job.shard(), s -> new ArrayList<>()).add(job);
+        }
+        Set<T> rows = new java.util.HashSet<>();
+        shards.forEach((shard, ofShard) -> rows.addAll(inShard.fetch(
+                ctx, more.apply(completionBinds(inShard, ofShard)).set(JobStatements.SHARD, shard), row)));
+        return rows;
     }
 
     /**

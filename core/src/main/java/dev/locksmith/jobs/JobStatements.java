@@ -83,6 +83,12 @@ final class JobStatements {
     final RenderedQuery heartbeatAll;
     final RenderedQuery completeByDeleting;
     final RenderedQuery completeKeepingDone;
+    /** {@link #heartbeatAll} of the jobs of one shard ({@link #SHARD}): a router statement on Citus. */
+    final RenderedQuery heartbeatInShard;
+    /** {@link #completeByDeleting} of the jobs of one shard ({@link #SHARD}). */
+    final RenderedQuery completeByDeletingInShard;
+    /** {@link #completeKeepingDone} of the jobs of one shard ({@link #SHARD}). */
+    final RenderedQuery completeKeepingDoneInShard;
     /**
      * Whether the current transaction has written anything (has a transaction id): a handler
      * whose transaction wrote nothing can have its job completed after it commits.
@@ -100,16 +106,33 @@ final class JobStatements {
                         .and(JOBS.STATUS.eq(JobStatus.RUNNING.literal()))
                         .and(JOBS.LEASE_ID.eq(DSL.param(LEASE_ID, SQLDataType.UUID)))
                         .returning(JOBS.ID));
-        heartbeatAll = RenderedQuery.of(
+        Condition inShard = JOBS.SHARD.eq(DSL.param(SHARD, SQLDataType.INTEGER));
+        heartbeatAll = heartbeatAll(dsl, ownedByAll());
+        heartbeatInShard = heartbeatAll(dsl, inShard.and(ownedByAll()));
+        completeByDeleting = completeByDeleting(dsl, ownedByAll());
+        completeByDeletingInShard = completeByDeleting(dsl, inShard.and(ownedByAll()));
+        completeKeepingDone = completeKeepingDone(dsl, ownedByAll());
+        completeKeepingDoneInShard = completeKeepingDone(dsl, inShard.and(ownedByAll()));
+        wroteInTransaction = RenderedQuery.of(
+                dsl, dsl.select(DSL.field("txid_current_if_assigned() IS NOT NULL", SQLDataType.BOOLEAN)));
+    }
+
+    private RenderedQuery heartbeatAll(DSLContext dsl, Condition owned) {
+        return RenderedQuery.of(
                 dsl,
                 dsl.update(JOBS)
                         .set(JOBS.LOCKED_UNTIL, leaseEnd)
                         .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .where(ownedByAll())
+                        .where(owned)
                         .returning(JOBS.LEASE_ID));
-        completeByDeleting =
-                RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(ownedByAll()).returning(JOBS.ID));
-        completeKeepingDone = RenderedQuery.of(
+    }
+
+    private static RenderedQuery completeByDeleting(DSLContext dsl, Condition owned) {
+        return RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(owned).returning(JOBS.ID));
+    }
+
+    private static RenderedQuery completeKeepingDone(DSLContext dsl, Condition owned) {
+        return RenderedQuery.of(
                 dsl,
                 dsl.update(JOBS)
                         .set(JOBS.STATUS, JobStatus.DONE.literal())
@@ -118,10 +141,8 @@ final class JobStatements {
                         .set(JOBS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
                         .set(JOBS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                         .set(JOBS.LEASE_ID, DSL.castNull(SQLDataType.UUID))
-                        .where(ownedByAll())
+                        .where(owned)
                         .returning(JOBS.ID));
-        wroteInTransaction = RenderedQuery.of(
-                dsl, dsl.select(DSL.field("txid_current_if_assigned() IS NOT NULL", SQLDataType.BOOLEAN)));
     }
 
     /**

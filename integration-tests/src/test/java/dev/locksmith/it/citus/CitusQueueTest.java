@@ -197,6 +197,37 @@ class CitusQueueTest extends CitusTest {
                 .hasMessageContaining("could not run distributed query with FOR UPDATE/SHARE commands");
     }
 
+    /**
+     * Completing and heartbeating leased jobs of many shards sends one statement per shard, each
+     * naming it: every one a router statement (one statement for all of them would visit every
+     * shard, and an auto-committed one across two workers would need two-phase commit).
+     */
+    @Test
+    void completionAndHeartbeatsNameOneShardPerStatement() throws Exception {
+        queue.enqueueAll(dsl, Collections.nCopies(200, NewJob.of("settle", "noop")));
+        List<String> statements = Collections.synchronizedList(new ArrayList<>());
+        org.jooq.DSLContext recordedDsl = recording(statements);
+        JobQueue recorded = new JobQueue(recordedDsl);
+        List<Job> leased = recorded.claim(Claim.of("settle", 200), Duration.ofMinutes(1), "settler");
+        Set<Integer> shards = leased.stream().map(Job::shard).collect(Collectors.toSet());
+        assertThat(shards).hasSizeGreaterThan(10);
+        statements.clear();
+        for (Job job : leased.subList(0, 3)) {
+            assertThat(recorded.heartbeat(job, Duration.ofMinutes(2))).isTrue();
+        }
+        int completed = recordedDsl.transactionResult(c -> recorded.completeAll(c.dsl(), leased));
+        assertThat(completed).isEqualTo(leased.size());
+        assertThat(count("SELECT count(*) FROM {0}")).isZero();
+        List<String> settling = statements.stream()
+                .filter(sql -> sql.startsWith("update") || sql.startsWith("delete"))
+                .toList();
+        assertThat(settling).hasSize(3 + shards.size());
+        for (String sql : settling) {
+            assertThat(sql).containsPattern("\\.\"shard\" = \\d+");
+            assertThat(explain(sql)).as(sql).contains("Task Count: 1");
+        }
+    }
+
     /** EXPLAIN of a claim with queue 'plans' and shard 3 bound (all the claims' parameters). */
     private String explainBound(String sql) throws Exception {
         try (Connection c = pool.getConnection();
