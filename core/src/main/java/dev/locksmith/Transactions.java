@@ -12,7 +12,11 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.TransactionalCallable;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs a whole jOOQ transaction and runs it again, from the start, when it fails with a
@@ -47,6 +51,13 @@ import org.jspecify.annotations.Nullable;
  * a savepoint, and retrying a savepoint cannot repair a serialization failure of the
  * enclosing transaction.
  *
+ * <p><b>Citus.</b> Citus runs each worker's part of a distributed transaction at that worker's
+ * own isolation: a SERIALIZABLE transaction that reads or writes distributed tables on several
+ * workers is not serializable as a whole. The first SERIALIZABLE transaction of an instance
+ * looks once whether the database is a Citus coordinator (one catalog read) and, if so, logs a
+ * WARN; the transaction still runs, since it may touch only the coordinator's own tables.
+ * ({@code Accounts} refuses its SERIALIZABLE transfers there.)
+ *
  * <p>Thread-safe; share one instance.
  */
 public final class Transactions {
@@ -76,6 +87,10 @@ public final class Transactions {
     private final RetryListener listener;
     private final Duration commitResolution;
     private final Observing observing;
+    /** Whether the database is a Citus coordinator; null until a SERIALIZABLE transaction asks. */
+    private volatile @Nullable Boolean citus;
+
+    private static final Logger LOG = LoggerFactory.getLogger(Transactions.class);
 
     /**
      * Runs transactions on {@code dsl} under {@code policy}.
@@ -149,6 +164,9 @@ public final class Transactions {
     public <T extends @Nullable Object, X extends Exception> T run(Isolation isolation, Work<T, X> body) throws X {
         Objects.requireNonNull(isolation, "isolation");
         Objects.requireNonNull(body, "body");
+        if (isolation == Isolation.SERIALIZABLE && citus == null) {
+            warnIfCitus();
+        }
         for (int attempt = 1; ; attempt++) {
             Attempt<T, X> current = new Attempt<>(isolation, body, !commitResolution.isZero());
             try {
@@ -185,6 +203,26 @@ public final class Transactions {
                     throw failure;
                 }
             }
+        }
+    }
+
+    /** Looks once whether the database is a Citus coordinator, and says what SERIALIZABLE means there. */
+    private void warnIfCitus() {
+        boolean found;
+        try {
+            found = Boolean.TRUE.equals(dsl.select(
+                            DSL.field("to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL", SQLDataType.BOOLEAN))
+                    .fetchSingle()
+                    .value1());
+        } catch (RuntimeException notKnown) {
+            return; // asked again by the next SERIALIZABLE transaction; this one is not held up
+        }
+        citus = found;
+        if (found) {
+            LOG.warn("SERIALIZABLE transactions on a Citus coordinator are serializable only per node: Citus runs "
+                    + "each worker's part of a distributed transaction at that worker's own isolation, so "
+                    + "transactions over distributed tables on several workers can both commit from stale reads "
+                    + "(README, \"Scaling out on Citus\"); said once per Transactions object");
         }
     }
 

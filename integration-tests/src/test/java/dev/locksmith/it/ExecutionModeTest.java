@@ -122,6 +122,11 @@ class ExecutionModeTest extends DatabaseTest {
         // table: made here (a compare-and-swap that changes nothing), outside what is observed
         userDsl.transaction(c -> assertThat(money.updateIfVersion(c.dsl(), a.id(), a.version() + 1, a.balance()))
                 .isFalse());
+        // and the first SERIALIZABLE transaction looks once whether the server is Citus: made here
+        // with two accounts of its own
+        Account c1 = money.open(new BigDecimal("1.00"));
+        Account c2 = money.open(new BigDecimal("1.00"));
+        money.transfer(c1.id(), c2.id(), new BigDecimal("1.00"), TransferStrategy.SERIALIZABLE);
         for (TransferStrategy strategy : TransferStrategy.values()) {
             seen.put(
                     "transfer " + strategy,

@@ -207,6 +207,37 @@ class CitusAccountsTest extends CitusTest {
                 .isZero();
     }
 
+    /**
+     * A SERIALIZABLE transaction of the library's Transactions on the cluster runs, and warns once
+     * per Transactions object that it is serializable only per node.
+     */
+    @Test
+    void aSerializableTransactionOnTheClusterWarnsOnce() throws Exception {
+        dev.locksmith.Transactions transactions =
+                new dev.locksmith.Transactions(dsl, dev.locksmith.RetryPolicy.defaults());
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            for (int i = 0; i < 2; i++) {
+                BigDecimal balance = transactions.run(
+                        dev.locksmith.Isolation.SERIALIZABLE,
+                        c -> accounts.get(c.dsl(), ids.get(0)).balance());
+                assertThat(balance).isEqualByComparingTo(OPENING);
+            }
+        } finally {
+            System.setErr(err);
+        }
+        List<String> warnings = captured.toString(java.nio.charset.StandardCharsets.UTF_8)
+                .lines()
+                .filter(line -> line.contains("WARN dev.locksmith.Transactions"))
+                .toList();
+        assertThat(warnings)
+                .singleElement()
+                .asString()
+                .contains("SERIALIZABLE transactions on a Citus coordinator are serializable only per node");
+    }
+
     @Test
     void aTransferIdIsRecordedOnceAcrossTheCluster() {
         TransferRequest request = TransferRequest.of(
