@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -127,7 +128,6 @@ class CitusPoolTest extends CitusTest {
                 }
                 used.add(key);
                 acquisitions.incrementAndGet();
-                Thread.sleep(2);
                 // as in the naive control below: nobody took it over while this thread held it
                 if (!owner.equals(channels.find(dsl, key).orElseThrow().lockedBy())) {
                     doubleHolds.incrementAndGet();
@@ -149,8 +149,10 @@ class CitusPoolTest extends CitusTest {
     }
 
     /**
-     * The control: the same 32 threads with a naive acquire (read an idle account, then mark it
-     * leased, no lock and no re-check) double-lease accounts on the same cluster.
+     * The control: the same 32 threads with a naive acquire (read the first idle account, then
+     * mark it leased, no lock and no re-check) double-lease accounts on the same cluster. A barrier
+     * after each step makes the race happen every round instead of by chance: all read before
+     * any writes, and all write before any checks.
      */
     @Test
     void aNaiveAcquireWithoutLocksDoubleLeasesOnTheCluster() throws Exception {
@@ -159,18 +161,17 @@ class CitusPoolTest extends CitusTest {
         org.jooq.Field<String> key = DSL.field(DSL.name("public_key"), String.class);
         org.jooq.Field<String> lockedBy = DSL.field(DSL.name("locked_by"), String.class);
         AtomicInteger doubleHolds = new AtomicInteger();
+        java.util.concurrent.CyclicBarrier step = new java.util.concurrent.CyclicBarrier(32);
         Concurrently.run(32, 240, thread -> {
             String owner = "thread-" + thread;
-            for (int i = 0; i < 30; i++) {
+            for (int i = 0; i < 5; i++) {
                 String picked = dsl.select(key)
                         .from(table)
                         .where(DSL.field(DSL.name("locked_until")).isNull())
+                        .orderBy(key)
                         .limit(1)
                         .fetchOne(key);
-                if (picked == null) {
-                    continue;
-                }
-                Thread.sleep(5); // whatever the caller does between its read and its write
+                step.await(60, TimeUnit.SECONDS); // everyone has read
                 dsl.update(table)
                         .set(lockedBy, owner)
                         .set(DSL.field(DSL.name("locked_at"), OffsetDateTime.class), DSL.currentOffsetDateTime())
@@ -179,7 +180,7 @@ class CitusPoolTest extends CitusTest {
                                 DSL.currentOffsetDateTime().plus(DSL.inline(1)))
                         .where(key.eq(picked))
                         .execute();
-                Thread.sleep(2);
+                step.await(60, TimeUnit.SECONDS); // everyone has written
                 // while this thread believes it holds the account, another took it over
                 if (!owner.equals(
                         dsl.select(lockedBy).from(table).where(key.eq(picked)).fetchOne(lockedBy))) {
@@ -191,10 +192,11 @@ class CitusPoolTest extends CitusTest {
                         .setNull(DSL.field(DSL.name("locked_until")))
                         .where(key.eq(picked).and(lockedBy.eq(owner)))
                         .execute();
+                step.await(60, TimeUnit.SECONDS); // everyone has checked and released
             }
             return null;
         });
-        System.out.printf("citus pool naive acquire: 32 threads, double holds %d%n", doubleHolds.get());
+        System.out.printf("citus pool naive acquire: 32 threads x 5 rounds, double holds %d%n", doubleHolds.get());
         assertThat(doubleHolds.get()).isPositive();
     }
 

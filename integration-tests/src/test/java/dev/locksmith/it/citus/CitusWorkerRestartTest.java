@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -42,6 +43,8 @@ class CitusWorkerRestartTest extends CitusTest {
     void setUp() {
         Assumptions.assumeTrue(STOP != null && START != null, "the worker node's stop/start commands are not set");
         queue = new JobQueue(dsl);
+        nodeStopped = new CountDownLatch(1);
+        handled = new AtomicInteger();
         dsl.execute("DELETE FROM {0}", jobs());
         dsl.execute("DROP TABLE IF EXISTS {0}", results());
         dsl.execute("CREATE TABLE {0} (job_id bigint NOT NULL)", results());
@@ -61,16 +64,42 @@ class CitusWorkerRestartTest extends CitusTest {
         assertThat(process.exitValue()).as(command).isZero();
     }
 
-    /** Stops the worker node once {@code started} jobs are done, keeps it down 3 s, starts it again. */
+    /**
+     * Holds the handlers after the first 200 jobs until the node is stopped, so that the stop
+     * falls mid-drain however fast the jobs go; the batches held then are claimed before the stop
+     * and commit (or fail) after it.
+     */
+    private CountDownLatch nodeStopped;
+
+    private AtomicInteger handled;
+
+    private void holdAfterTheFirstJobs() throws InterruptedException {
+        if (handled.incrementAndGet() > 200) {
+            assertThat(nodeStopped.await(60, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    /**
+     * Stops the worker node once 200 jobs were handled, keeps it down until {@code done} has
+     * grown by 100 (the other node's shards go on being drained), then starts it again.
+     */
     private void restartTheNodeMidRun(java.util.function.LongSupplier done) throws Exception {
-        Await.until("the first jobs done", Duration.ofSeconds(60), () -> done.getAsLong() >= 200);
+        Await.until("the first jobs handled", Duration.ofSeconds(60), () -> handled.get() >= 200);
+        long downAfter;
         run(STOP);
         try {
-            Thread.sleep(3_000);
+            nodeStopped.countDown();
+            downAfter = done.getAsLong();
+            Await.until(
+                    "100 jobs done while the node is down",
+                    Duration.ofSeconds(60),
+                    () -> done.getAsLong() >= downAfter + 100);
         } finally {
             run(START);
         }
-        System.out.printf("citus worker restart: the node was down for 3 s after %d jobs%n", done.getAsLong());
+        System.out.printf(
+                "citus worker restart: the node went down after %d jobs and came back after %d%n",
+                downAfter, done.getAsLong());
     }
 
     /** Whether the jobs table is empty; false while the count cannot reach every node. */
@@ -95,12 +124,12 @@ class CitusWorkerRestartTest extends CitusTest {
         List<Long> ids = enqueue("restart-tx");
         try (TransactionalWorker worker = TransactionalWorker.builder(pool, "restart-tx", (batch, tx) -> {
                     for (Job job : batch) {
+                        holdAfterTheFirstJobs();
                         tx.insertInto(results())
                                 .columns(DSL.field("job_id"))
                                 .values(job.id())
                                 .execute();
                     }
-                    Thread.sleep(5); // keeps the drain going while the node stops
                 })
                 .threads(4)
                 .batchSize(10)
@@ -123,11 +152,11 @@ class CitusWorkerRestartTest extends CitusTest {
     void leasedWorkersLoseNothingAcrossAWorkerRestart() throws Exception {
         List<Long> ids = enqueue("restart-lease");
         Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
-        AtomicInteger handled = new AtomicInteger();
+        AtomicInteger finished = new AtomicInteger();
         try (JobWorker worker = JobWorker.builder(pool, "restart-lease", (job, tx) -> {
+                    holdAfterTheFirstJobs();
                     runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
-                    handled.incrementAndGet();
-                    Thread.sleep(1);
+                    finished.incrementAndGet();
                 })
                 .threads(4)
                 .lease(Duration.ofSeconds(5))
@@ -136,7 +165,7 @@ class CitusWorkerRestartTest extends CitusTest {
                 .schema(schema)
                 .build()
                 .start()) {
-            restartTheNodeMidRun(handled::get);
+            restartTheNodeMidRun(finished::get);
             Await.until("the queue to drain", Duration.ofSeconds(180), this::drained);
         }
         assertThat(runs.keySet()).containsExactlyInAnyOrderElementsOf(ids);
