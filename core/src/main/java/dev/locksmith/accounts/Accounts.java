@@ -28,7 +28,6 @@ import java.util.function.UnaryOperator;
 import org.jooq.DSLContext;
 import org.jooq.InsertValuesStep1;
 import org.jooq.impl.DSL;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Balances in the {@code accounts} table, with every locking pattern that keeps concurrent
@@ -67,9 +66,7 @@ public final class Accounts {
     private final DSLContext dsl;
     private final RetryPolicy policy;
     private final Transactions transactions;
-    private final AccountStatements statements;
-    /** Citus's set of statements, rendered when the table turns out to be distributed. */
-    private volatile @Nullable AccountStatements distributedStatements;
+    private final Distribution.PerLayout<AccountStatements> statements;
 
     private final Distribution distribution;
     private final SchemaMapping schema;
@@ -97,8 +94,9 @@ public final class Accounts {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.transactions = new Transactions(dsl, policy);
-        this.statements = new AccountStatements(dsl, false);
         this.distribution = new Distribution(dsl, ACCOUNTS, ACCOUNTS.ID.getName());
+        this.statements =
+                distribution.perLayout(new AccountStatements(dsl, false), () -> new AccountStatements(dsl, true));
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
     }
@@ -598,20 +596,9 @@ public final class Accounts {
         return locked;
     }
 
-    /**
-     * The statements for where the accounts table is: one server's, or Citus's router-only set
-     * when Citus distributes it (looked up once, on the first call that needs to know).
-     */
+    /** The statements for where the accounts table is: one server's, or Citus's router-only set. */
     private AccountStatements statements(DSLContext ctx) {
-        if (!distribution.distributed(ctx)) {
-            return statements;
-        }
-        AccountStatements rendered = distributedStatements;
-        if (rendered == null) {
-            rendered = new AccountStatements(dsl, true);
-            distributedStatements = rendered;
-        }
-        return rendered;
+        return statements.on(ctx);
     }
 
     /**

@@ -1,11 +1,13 @@
 package dev.locksmith.internal;
 
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether Citus hash-distributes one of locksmith's tables by a given column, and into how many
@@ -74,5 +76,48 @@ public final class Distribution {
         });
         shards = found;
         return found;
+    }
+
+    /**
+     * A repository's set of statements for each layout: {@code plain} on one server, and the set
+     * {@code forCitus} renders, once, where Citus distributes the table.
+     *
+     * @param <T> the statements' type
+     * @param plain the single-server set, rendered already
+     * @param forCitus renders the Citus set, on the first call that needs it
+     */
+    public <T> PerLayout<T> perLayout(T plain, Supplier<T> forCitus) {
+        return new PerLayout<>(this, plain, forCitus);
+    }
+
+    /**
+     * The statements for where the table is (see {@link #perLayout}).
+     *
+     * @param <T> the statements' type
+     */
+    public static final class PerLayout<T> {
+        private final Distribution distribution;
+        private final T plain;
+        private final Supplier<T> forCitus;
+        private volatile @Nullable T citus;
+
+        private PerLayout(Distribution distribution, T plain, Supplier<T> forCitus) {
+            this.distribution = distribution;
+            this.plain = Objects.requireNonNull(plain, "plain");
+            this.forCitus = Objects.requireNonNull(forCitus, "forCitus");
+        }
+
+        /** The set for the table's layout, looked up on {@code ctx} the first time. */
+        public T on(DSLContext ctx) {
+            if (!distribution.distributed(ctx)) {
+                return plain;
+            }
+            T rendered = citus;
+            if (rendered == null) {
+                rendered = forCitus.get();
+                citus = rendered;
+            }
+            return rendered;
+        }
     }
 }

@@ -28,7 +28,6 @@ import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.InsertValuesStep2;
 import org.jooq.impl.DSL;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A pool of channel accounts that concurrent callers lease one at a time: a request handler
@@ -66,9 +65,7 @@ public final class ChannelAccountPool {
     private final AcquireStrategy strategy;
     private final DoubleSupplier random;
     private final Sleeper sleeper;
-    private final PoolStatements statements;
-    /** Citus's set, rendered when the table turns out to be distributed. */
-    private volatile @Nullable PoolStatements distributedStatements;
+    private final Distribution.PerLayout<PoolStatements> statements;
 
     private final Distribution distribution;
     private final Observing observing;
@@ -104,8 +101,9 @@ public final class ChannelAccountPool {
         this.strategy = Objects.requireNonNull(config, "config").strategy();
         this.random = Objects.requireNonNull(random, "random");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
-        this.statements = new PoolStatements(dsl, strategy, false);
         this.distribution = new Distribution(dsl, CHANNEL_ACCOUNTS, CHANNEL_ACCOUNTS.BUCKET.getName());
+        this.statements = distribution.perLayout(
+                new PoolStatements(dsl, strategy, false), () -> new PoolStatements(dsl, strategy, true));
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
     }
@@ -392,20 +390,9 @@ public final class ChannelAccountPool {
 
     // ------------------------------------------------------------------ Citus
 
-    /**
-     * The statements for where the table is: one server's, or Citus's set (every statement
-     * names one bucket) when Citus distributes it (looked up once, on the first call that needs to).
-     */
+    /** The statements for where the table is: one server's, or Citus's (every statement names one bucket). */
     private PoolStatements statements(DSLContext ctx) {
-        if (!distribution.distributed(ctx)) {
-            return statements;
-        }
-        PoolStatements rendered = distributedStatements;
-        if (rendered == null) {
-            rendered = new PoolStatements(dsl, strategy, true);
-            distributedStatements = rendered;
-        }
-        return rendered;
+        return statements.on(ctx);
     }
 
     /** Binds the bucket of {@code key} where the statements name one (Citus). */
