@@ -42,7 +42,8 @@ import org.slf4j.event.Level;
  *       handler threads, plus for short jobs a few ahead: as many as the threads end in about
  *       100 ms, at most {@link Builder#prefetch} (default four per thread). A worker whose jobs
  *       take a second or more so holds only jobs it can start; {@code prefetch(0)} makes that
- *       so for every job.</li>
+ *       so for every job. {@link Builder#claimers} lets several claim statements run at once,
+ *       for workers of many short jobs.</li>
  *   <li>When the queue is empty it waits for a {@code NOTIFY locksmith_jobs} (sent by
  *       {@link JobQueue#enqueueAll} on commit) on a dedicated LISTEN connection, and polls every
  *       {@code pollInterval} regardless. Behind PgBouncer in transaction pooling mode LISTEN does
@@ -70,7 +71,7 @@ import org.slf4j.event.Level;
  * <p><b>Connections.</b> A worker with {@code threads} handler threads needs
  * {@code threads + 4} connections from its data source at the same time
  * ({@link #connectionsNeeded(int, boolean)}): one per running handler transaction, one for
- * claims, one for batched completions (and the table's vacuum, {@link Builder#vacuumInterval}),
+ * claims (one per claimer, {@link #connectionsNeeded(int, boolean, int)}), one for batched completions (and the table's vacuum, {@link Builder#vacuumInterval}),
  * one for heartbeats and rescue, and one held for
  * {@code LISTEN} ({@code threads + 3} with {@code listen(false)}). With fewer, heartbeats wait for a connection while handlers hold
  * them all, leases lapse, and jobs run twice. {@link #start()} fails when the data source is a
@@ -88,6 +89,8 @@ public final class JobWorker implements AutoCloseable {
     private static final long PREFETCH_HORIZON_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The most jobs one completion statement settles. */
     private static final int MAX_COMPLETION_BATCH = 1000;
+    /** The most claim statements a worker runs at once ({@link Builder#claimers}). */
+    public static final int MAX_CLAIMERS = 8;
 
     private final DataSource dataSource;
     private final DSLContext dsl;
@@ -105,6 +108,10 @@ public final class JobWorker implements AutoCloseable {
 
     /** Jobs claimed whose handler has not ended (started or waiting for a thread). */
     private final AtomicInteger outstanding = new AtomicInteger();
+    /** Jobs asked for by claim statements under way ({@link Builder#claimers}). */
+    private final AtomicInteger reserved = new AtomicInteger();
+    /** Claim statements that may run at once. */
+    private final int claimers;
     /** The most jobs claimed ahead of free threads ({@link Builder#prefetch}). */
     private final int maxPrefetch;
     /** A moving average of handler runs in nanoseconds; negative until one has ended. */
@@ -129,7 +136,7 @@ public final class JobWorker implements AutoCloseable {
 
     private final ExecutorService handlers;
     private final ScheduledExecutorService maintenance;
-    private final Thread claimer;
+    private final List<Thread> claimerThreads = new ArrayList<>();
     /** Jobs whose handlers ended without writing, waiting for the completer. */
     private final BlockingDeque<Held> completions = new LinkedBlockingDeque<>();
 
@@ -162,7 +169,10 @@ public final class JobWorker implements AutoCloseable {
         String name = "locksmith-" + b.queue;
         this.handlers = Executors.newFixedThreadPool(b.threads, r -> thread(r, name + "-handler"));
         this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, name + "-maintenance"));
-        this.claimer = thread(this::claimLoop, name + "-claimer");
+        this.claimers = b.claimers;
+        for (int i = 1; i <= claimers; i++) {
+            claimerThreads.add(thread(this::claimLoop, name + "-claimer" + (claimers == 1 ? "" : "-" + i)));
+        }
         this.completer = thread(this::completeLoop, name + "-completer");
         this.vacuum = new QueueVacuum(queue, b.queue, b.vacuumInterval, LOG);
         this.notifications = new QueueNotifications(
@@ -224,8 +234,8 @@ public final class JobWorker implements AutoCloseable {
     }
 
     /**
-     * Connections a worker needs at the same time: {@code threads + 4}, or {@code threads + 3}
-     * without {@code LISTEN} (see the class description).
+     * Connections a worker with one claimer needs at the same time: {@code threads + 4}, or
+     * {@code threads + 3} without {@code LISTEN} (see the class description).
      *
      * @param threads handler threads, 1 to 1,000
      * @param listen whether the worker uses LISTEN
@@ -233,7 +243,29 @@ public final class JobWorker implements AutoCloseable {
      * @throws IllegalArgumentException when {@code threads} is out of range
      */
     public static int connectionsNeeded(int threads, boolean listen) {
-        return JobQueue.requireThreads(threads) + (listen ? 4 : 3);
+        return connectionsNeeded(threads, listen, 1);
+    }
+
+    /**
+     * Connections a worker needs at the same time: {@code threads + claimers + 3}, or
+     * {@code threads + claimers + 2} without {@code LISTEN} (see the class description).
+     *
+     * @param threads handler threads, 1 to 1,000
+     * @param listen whether the worker uses LISTEN
+     * @param claimers claim statements at once ({@link Builder#claimers}), 1 to
+     *     {@value #MAX_CLAIMERS}
+     * @return the smallest pool size the worker can run on without losing leases
+     * @throws IllegalArgumentException when {@code threads} or {@code claimers} is out of range
+     */
+    public static int connectionsNeeded(int threads, boolean listen, int claimers) {
+        return JobQueue.requireThreads(threads) + requireClaimers(claimers) + (listen ? 3 : 2);
+    }
+
+    private static int requireClaimers(int claimers) {
+        if (claimers < 1 || claimers > MAX_CLAIMERS) {
+            throw new IllegalArgumentException("claimers must be between 1 and " + MAX_CLAIMERS + ", was " + claimers);
+        }
+        return claimers;
     }
 
     /**
@@ -249,7 +281,7 @@ public final class JobWorker implements AutoCloseable {
     public JobWorker start() {
         PoolSize.require(
                 dataSource,
-                connectionsNeeded(settings.threads(), settings.listen()),
+                connectionsNeeded(settings.threads(), settings.listen(), claimers),
                 "worker",
                 settings.threads(),
                 settings.listen());
@@ -257,7 +289,7 @@ public final class JobWorker implements AutoCloseable {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
         JobQueue.warnIfNotVacuumed(queue, LOG);
-        claimer.start();
+        claimerThreads.forEach(Thread::start);
         completer.start();
         if (settings.listen()) {
             notifications.start();
@@ -279,7 +311,7 @@ public final class JobWorker implements AutoCloseable {
             return;
         }
         wake(WorkerListener.Wake.INTERNAL);
-        join(claimer);
+        claimerThreads.forEach(JobWorker::join);
         if (settings.listen()) {
             notifications.stop();
         }
@@ -323,20 +355,13 @@ public final class JobWorker implements AutoCloseable {
 
     private void claimLoop() {
         while (running.get()) {
+            int free = 0;
             try {
-                // Handled jobs waiting for their completion still hold leases: while the database
-                // is slow to take completions, claim no more than it takes.
-                int ahead = prefetchAllowance();
-                int claimed = outstanding.get();
-                int free = Math.min(settings.threads() + ahead - claimed, completionBacklog - completions.size());
-                // While every thread has a job to go on with, wait until half of those claimed
-                // ahead have started: fewer, larger claims.
-                boolean busy = claimed - settings.threads() >= (ahead + 1) / 2;
-                if (free <= 0 || busy) {
+                free = busy() ? 0 : reserve(settings.threads() + prefetchAllowance());
+                if (free <= 0) {
                     awaitWake(settings.pollInterval());
                     continue;
                 }
-                free = Math.min(free, Claim.MAX_LIMIT);
                 var jobs = queue.claim(
                         new Claim(claim.queue(), free, claim.shards()), settings.lease(), settings.workerId());
                 for (Job job : jobs) {
@@ -354,8 +379,60 @@ public final class JobWorker implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.warn("claiming from queue {} failed, retrying after the poll interval", claim.queue(), e);
                 awaitWake(settings.pollInterval());
+            } finally {
+                // after the claimed jobs were counted as outstanding: never both nor neither
+                reserved.addAndGet(-free);
             }
         }
+    }
+
+    /**
+     * Whether every thread has a job to go on with and at least half of those claimed ahead
+     * have not started: the claimers then wait, for fewer, larger claims. A handler that ends
+     * wakes them only when this is no longer so.
+     */
+    private boolean busy() {
+        return outstanding.get() - settings.threads() >= (prefetchAllowance() + 1) / 2;
+    }
+
+    /**
+     * Reserves room for the next claim statement: what {@code limit} (threads and jobs claimed
+     * ahead) leaves beside the jobs outstanding and those other claimers are asking for, split
+     * evenly between the claimers, and no more than the completion backlog leaves (handled jobs
+     * waiting for their completion still hold leases: while the database is slow to take
+     * completions, the worker claims no more than it takes). Returns zero when there is no room.
+     */
+    private int reserve(int limit) {
+        int share = Math.min(Claim.MAX_LIMIT, (limit + claimers - 1) / claimers);
+        while (true) {
+            // Reserved first: a claimer counts its jobs as outstanding before it gives its
+            // reservation back, so they are counted once or twice here, never missed.
+            int asked = reserved.get();
+            int free = Math.min(limit - outstanding.get() - asked, completionBacklog - completions.size());
+            free = claimSize(Math.min(free, share));
+            if (free <= 0) {
+                return 0;
+            }
+            if (reserved.compareAndSet(asked, asked + free)) {
+                return free;
+            }
+        }
+    }
+
+    /**
+     * {@code n} rounded down to one of a few claim sizes: exact up to 16, then two steps per
+     * power of two (16, 24, 32, 48, 64, 96, ...), less than a third below {@code n}. The claim's
+     * limit is part of its statement text ({@link JobStatements}): a worker that asked for
+     * whatever was free would send hundreds of different statements, each parsed and planned
+     * anew by the server, and read in text rather than binary format by the driver, which
+     * prepares a statement only once it has seen the same text a few times.
+     */
+    static int claimSize(int n) {
+        if (n <= 16) {
+            return n;
+        }
+        int step = Integer.highestOneBit(n) / 2;
+        return n - n % step;
     }
 
     /**
@@ -450,7 +527,9 @@ public final class JobWorker implements AutoCloseable {
             recordRun(System.nanoTime() - started);
             outstanding.decrementAndGet();
             mdc.close();
-            wake(WorkerListener.Wake.INTERNAL);
+            if (!busy()) {
+                wake(WorkerListener.Wake.INTERNAL);
+            }
         }
     }
 
@@ -747,6 +826,7 @@ public final class JobWorker implements AutoCloseable {
         private String workerId = defaultWorkerId();
         private boolean listen = true;
         private @Nullable Integer prefetch;
+        private int claimers = 1;
         private Duration completionLinger = Duration.ZERO;
         private String schema = dev.locksmith.TableSchema.DEFAULT;
         private PoolingMode poolingMode = PoolingMode.SESSION;
@@ -861,6 +941,24 @@ public final class JobWorker implements AutoCloseable {
                 throw new IllegalArgumentException("prefetch must be between 0 and 1000, was " + prefetch);
             }
             this.prefetch = prefetch;
+            return this;
+        }
+
+        /**
+         * Claim statements the worker may run at once, each on a connection of its own; default
+         * 1. A claim of hundreds of jobs takes tens of milliseconds on the server, and one
+         * claimer waits for each before it sends the next, so a worker of short jobs with a
+         * large {@link #prefetch} can run jobs faster than one claimer leases them. With more,
+         * the jobs the worker may hold (its threads and those claimed ahead) are split between
+         * claims that run side by side; they never hold more together than one would.
+         * {@link JobWorker#connectionsNeeded(int, boolean, int)} grows by one per claimer.
+         *
+         * @param claimers 1 to {@value JobWorker#MAX_CLAIMERS}
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder claimers(int claimers) {
+            this.claimers = requireClaimers(claimers);
             return this;
         }
 

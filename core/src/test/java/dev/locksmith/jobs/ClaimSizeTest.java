@@ -1,0 +1,42 @@
+package dev.locksmith.jobs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+class ClaimSizeTest {
+
+    @Test
+    void smallClaimsAreExact() {
+        for (int n = 0; n <= 16; n++) {
+            assertThat(JobWorker.claimSize(n)).isEqualTo(n);
+        }
+    }
+
+    @Test
+    void largerClaimsRoundDownToTwoStepsPerPowerOfTwo() {
+        assertThat(JobWorker.claimSize(17)).isEqualTo(16);
+        assertThat(JobWorker.claimSize(23)).isEqualTo(16);
+        assertThat(JobWorker.claimSize(24)).isEqualTo(24);
+        assertThat(JobWorker.claimSize(47)).isEqualTo(32);
+        assertThat(JobWorker.claimSize(48)).isEqualTo(48);
+        assertThat(JobWorker.claimSize(502)).isEqualTo(384);
+        assertThat(JobWorker.claimSize(1004)).isEqualTo(768);
+        assertThat(JobWorker.claimSize(1024)).isEqualTo(1024);
+        assertThat(JobWorker.claimSize(Claim.MAX_LIMIT)).isEqualTo(8192);
+    }
+
+    @Test
+    void everySizeUpToTheLargestClaimIsLessThanAThirdShortAndFewSizesAreUsed() {
+        TreeSet<Integer> sizes = new TreeSet<>();
+        for (int n = 1; n <= Claim.MAX_LIMIT; n++) {
+            int size = JobWorker.claimSize(n);
+            assertThat(size).isLessThanOrEqualTo(n).isGreaterThan(n * 2 / 3);
+            sizes.add(size);
+        }
+        // 1..16, then two per power of two up to 8,192: each statement text is seen often
+        // enough on a connection for PgJDBC to prepare it (and read its rows in binary)
+        assertThat(sizes).hasSize(16 + 2 * 9);
+    }
+}
