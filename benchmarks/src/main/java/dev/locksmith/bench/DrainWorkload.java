@@ -73,7 +73,8 @@ final class DrainWorkload implements Workload {
                         "tx batch=100 isolate",
                         "lease threads=4",
                         "lease threads=32",
-                        "lease prefetch=1000");
+                        "lease prefetch=1000",
+                        "lease prefetch=1000 claimers=2");
         for (String config : configs) {
             boolean tx = config.startsWith("tx ");
             boolean isolate = config.endsWith(" isolate");
@@ -111,7 +112,10 @@ final class DrainWorkload implements Workload {
                     // ahead: the raw and pgbench claims take that many (500 when tuned).
                     int claim = tuned ? size / 2 : workers * 4;
                     LeaseRaw raw = new LeaseRaw(workers, claim);
-                    c = new Case(config, workers, "jobs/s", new Leased(workers, tuned ? size : -1), raw);
+                    int claimers = config.contains(" claimers=")
+                            ? Integer.parseInt(config.replaceAll("^.* claimers=", ""))
+                            : 1;
+                    c = new Case(config, workers, "jobs/s", new Leased(workers, tuned ? size : -1, claimers), raw);
                     if (pgbench.isPresent()) {
                         int transactions = JOBS / (claim * workers) + 2;
                         c = c.withPgbench(
@@ -194,6 +198,11 @@ final class DrainWorkload implements Workload {
         }
 
         abstract void enqueue() throws Exception;
+
+        @Override
+        public long units() {
+            return JOBS;
+        }
 
         @Override
         public long verify() throws Exception {
@@ -331,10 +340,13 @@ final class DrainWorkload implements Workload {
     private final class Leased extends Base {
         /** The worker's prefetch, or negative for its default. */
         private final int prefetch;
+        /** Claim statements at once ({@link JobWorker.Builder#claimers}). */
+        private final int claimers;
 
-        Leased(int workers, int prefetch) {
+        Leased(int workers, int prefetch, int claimers) {
             super(workers, workers, false);
             this.prefetch = prefetch;
+            this.claimers = claimers;
         }
 
         @Override
@@ -351,6 +363,7 @@ final class DrainWorkload implements Workload {
                         handled.incrementAndGet();
                     })
                     .threads(workers)
+                    .claimers(claimers)
                     .schema(TableSchema.mappedSchema(dsl.settings()));
             if (prefetch >= 0) {
                 builder.prefetch(prefetch);

@@ -106,7 +106,7 @@ public final class Runner {
                 List<Latencies> lat = new CopyOnWriteArrayList<>();
                 double[] clientCpu = {Double.NaN};
                 double rate = variant instanceof Workload.SelfTimed self
-                        ? self.measure()
+                        ? measureSelfTimed(self, clientCpu)
                         : measure(c, variant, lat, clientCpu);
                 throughput.computeIfAbsent(name, k -> new ArrayList<>()).add(rate);
                 if (!Double.isNaN(clientCpu[0])) {
@@ -146,6 +146,22 @@ public final class Runner {
                     medians));
         }
         return results;
+    }
+
+    /**
+     * Runs a self-timed variant; {@code clientCpu[0]} receives the whole JVM's CPU time per unit
+     * in microseconds (its threads are the variant's, and the JVM's own, such as the JIT
+     * compiler and the collector), when the variant knows its units.
+     */
+    private static double measureSelfTimed(Workload.SelfTimed variant, double[] clientCpu) throws Exception {
+        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long cpuStart = os.getProcessCpuTime();
+        double rate = variant.measure();
+        long units = variant.units();
+        if (units > 0 && cpuStart >= 0) {
+            clientCpu[0] = (os.getProcessCpuTime() - cpuStart) / 1e3 / units;
+        }
+        return rate;
     }
 
     /**

@@ -150,6 +150,14 @@ public interface Workload {
         /** Does the whole run and returns units per second. */
         double measure() throws Exception;
 
+        /**
+         * Units one {@link #measure()} does, for the JVM's CPU time per unit (client CPU); zero
+         * when not known, or when the work is done outside this JVM.
+         */
+        default long units() {
+            return 0;
+        }
+
         @Override
         default Op op(int worker) {
             throw new UnsupportedOperationException("self-timed");
