@@ -55,10 +55,12 @@ final class DrainWorkload implements Workload {
     /**
      * TransactionalWorker ({@code tx}) at its defaults (4 threads, batch 10), batch 100 and 500
      * on 4 threads, batch 1 on 16, and batch 100 with each job under a savepoint; JobWorker
-     * ({@code lease}) at its defaults (4 threads) and with 32 threads. The raw and pgbench
-     * variants run the worker's statements with the same threads: the transactional claim in a
-     * transaction per batch; leased claims of as many jobs as the worker has threads, each batch
-     * completed with one statement.
+     * ({@code lease}) at its defaults (4 threads), with 32 threads, and tuned (prefetch 1,000,
+     * with one and with two claimers). The raw and pgbench variants run the worker's statements
+     * with the same threads: the transactional claim in a transaction per batch (in pgbench an
+     * auto-committed statement, and for {@code pgbench-in-transaction} inside BEGIN ... COMMIT
+     * as the worker sends it); leased claims of as many jobs as the worker has threads, each
+     * batch completed with one statement.
      */
     @Override
     public List<Case> cases(BenchOptions o) {
@@ -71,6 +73,7 @@ final class DrainWorkload implements Workload {
                         "tx batch=500",
                         "tx batch=1",
                         "tx batch=100 isolate",
+                        "tx batch=100 pgbench-in-transaction",
                         "lease threads=4",
                         "lease threads=32",
                         "lease prefetch=1000",
@@ -78,6 +81,8 @@ final class DrainWorkload implements Workload {
         for (String config : configs) {
             boolean tx = config.startsWith("tx ");
             boolean isolate = config.endsWith(" isolate");
+            // the pgbench baselines run the claim as the worker does, inside BEGIN ... COMMIT
+            boolean inTransaction = config.endsWith(" pgbench-in-transaction");
             int size = Integer.parseInt(config.replaceAll("^\\D+=(\\d+).*$", "$1"));
             // tuned: 4 threads claiming up to 1,000 ahead; its baselines claim 500 at a time
             boolean tuned = config.startsWith("lease prefetch=");
@@ -94,7 +99,10 @@ final class DrainWorkload implements Workload {
                                         .variant(
                                                 emptied(raw),
                                                 ds,
-                                                QueueWorkloads.pgbenchTxClaim(size),
+                                                inTransaction
+                                                        ? QueueWorkloads.inTransaction(
+                                                                QueueWorkloads.pgbenchTxClaim(size))
+                                                        : QueueWorkloads.pgbenchTxClaim(size),
                                                 workers,
                                                 o,
                                                 transactions),
@@ -102,7 +110,10 @@ final class DrainWorkload implements Workload {
                                         .variant(
                                                 emptied(raw),
                                                 ds,
-                                                QueueWorkloads.plainTxClaim(size),
+                                                inTransaction
+                                                        ? QueueWorkloads.inTransaction(
+                                                                QueueWorkloads.plainTxClaim(size))
+                                                        : QueueWorkloads.plainTxClaim(size),
                                                 workers,
                                                 o,
                                                 transactions));

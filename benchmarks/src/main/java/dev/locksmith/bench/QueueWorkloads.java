@@ -78,6 +78,15 @@ final class QueueWorkloads {
     }
 
     /**
+     * {@code claim}, a pgbench script of one statement, in the transaction a worker runs it in,
+     * as PgJDBC sends it: {@code BEGIN} and the claim in one round trip (a pipeline, pgbench 14
+     * and later), then {@code COMMIT} in another.
+     */
+    static String inTransaction(String claim) {
+        return "\\startpipeline\nBEGIN;\n" + claim + "\\endpipeline\nCOMMIT;\n";
+    }
+
+    /**
      * The library's lease statements as a pgbench script: the claim (its ids and lease ids
      * gathered into two arrays with {@code \gset}), then the completion of all of them, each
      * auto-committed as the library runs them.
