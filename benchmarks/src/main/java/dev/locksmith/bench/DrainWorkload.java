@@ -119,9 +119,9 @@ final class DrainWorkload implements Workload {
                                                 transactions));
                     }
                 } else {
-                    // JobWorker claims for its free threads and, by default, up to four per thread
+                    // JobWorker claims for its free threads and, by default, up to eight per thread
                     // ahead: the raw and pgbench claims take that many (500 when tuned).
-                    int claim = tuned ? size / 2 : workers * 4;
+                    int claim = tuned ? size / 2 : workers * 8;
                     LeaseRaw raw = new LeaseRaw(workers, claim);
                     int claimers = config.contains(" claimers=")
                             ? Integer.parseInt(config.replaceAll("^.* claimers=", ""))

@@ -40,7 +40,7 @@ import org.slf4j.event.Level;
  * <ul>
  *   <li>One claimer thread claims, in one statement per batch, as many jobs as there are free
  *       handler threads, plus for short jobs a few ahead: as many as the threads end in about
- *       100 ms, at most {@link Builder#prefetch} (default four per thread). A worker whose jobs
+ *       100 ms, at most {@link Builder#prefetch} (default eight per thread). A worker whose jobs
  *       take a second or more so holds only jobs it can start; {@code prefetch(0)} makes that
  *       so for every job. {@link Builder#claimers} lets several claim statements run at once,
  *       for workers of many short jobs.</li>
@@ -84,7 +84,7 @@ public final class JobWorker implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(JobWorker.class);
     private static final long COMPLETER_POLL_MILLIS = 50;
     /** The default most jobs claimed ahead, per thread ({@link Builder#prefetch}). */
-    private static final int PREFETCH_PER_THREAD = 4;
+    private static final int PREFETCH_PER_THREAD = 8;
     /** How long a job claimed ahead should wait for a thread, at the average run. */
     private static final long PREFETCH_HORIZON_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The most jobs one completion statement settles. */
@@ -923,7 +923,7 @@ public final class JobWorker implements AutoCloseable {
         }
 
         /**
-         * The most jobs claimed ahead of free threads; default four per thread. A thread that
+         * The most jobs claimed ahead of free threads; default eight per thread. A thread that
          * ends a job then starts the next without waiting for a claim, and claims are larger:
          * for short jobs the worker runs several times faster. The worker claims ahead only as
          * many jobs as its threads end in about 100 ms at the average run so far (none before

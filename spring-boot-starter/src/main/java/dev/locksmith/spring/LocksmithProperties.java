@@ -162,7 +162,7 @@ public record LocksmithProperties(
      *     interrupting them (and as long again after); keep twice it within
      *     spring.lifecycle.timeout-per-shutdown-phase
      * @param prefetch leased mode: the most jobs claimed ahead of free threads, 0 to 1000
-     *     (claimed ahead only for short jobs, see JobWorker.Builder#prefetch); unset: four per
+     *     (claimed ahead only for short jobs, see JobWorker.Builder#prefetch); unset: eight per
      *     thread
      * @param completionLinger leased mode: how long the completion of a job whose handler wrote
      *     nothing may wait to be batched with others, 0 to 1s
