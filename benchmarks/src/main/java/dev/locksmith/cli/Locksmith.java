@@ -27,7 +27,7 @@ public final class Locksmith implements Runnable {
         System.setProperty("org.jooq.no-tips", "true");
         // Liquibase logs through java.util.logging; the tool prints its own summary.
         LIQUIBASE_LOG.setLevel(java.util.logging.Level.WARNING);
-        CommandLine cli = new CommandLine(new Locksmith());
+        CommandLine cli = commandLine();
         cli.setExecutionExceptionHandler((failure, commandLine, parsed) -> {
             String problem = Failures.connectionProblem(failure).orElse(null);
             if (problem == null) {
@@ -37,6 +37,14 @@ public final class Locksmith implements Runnable {
             return Failures.CONNECTION_FAILED;
         });
         System.exit(cli.execute(args));
+    }
+
+    /**
+     * The tool's command line. Enum values are accepted in any case ({@code --modules
+     * queue,audit}, as the help and the README write them).
+     */
+    static CommandLine commandLine() {
+        return new CommandLine(new Locksmith()).setCaseInsensitiveEnumValuesAllowed(true);
     }
 
     @Override
