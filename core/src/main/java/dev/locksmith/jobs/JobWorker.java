@@ -71,10 +71,11 @@ import org.slf4j.event.Level;
  * <p><b>Connections.</b> A worker with {@code threads} handler threads needs
  * {@code threads + 4} connections from its data source at the same time
  * ({@link #connectionsNeeded(int, boolean)}): one per running handler transaction, one for
- * claims (one per claimer, {@link #connectionsNeeded(int, boolean, int)}), one for batched completions (and the table's vacuum, {@link Builder#vacuumInterval}),
- * one for heartbeats and rescue, and one held for
- * {@code LISTEN} ({@code threads + 3} with {@code listen(false)}). With fewer, heartbeats wait for a connection while handlers hold
- * them all, leases lapse, and jobs run twice. {@link #start()} fails when the data source is a
+ * claims (one per claimer, {@link #connectionsNeeded(int, boolean, int)}), one for batched
+ * completions (and the table's vacuum, {@link Builder#vacuumInterval}), one for heartbeats and
+ * rescue, and one held for {@code LISTEN} ({@code threads + 3} with {@code listen(false)}).
+ * With fewer, heartbeats wait for a connection while handlers hold them all, leases lapse, and
+ * jobs run twice. {@link #start()} fails when the data source is a
  * pool whose maximum size it can read (HikariCP, Apache DBCP 2, Tomcat JDBC) and that maximum is
  * too small; a pool shared with the application needs room for both. Each lost lease is logged
  * at WARN.
