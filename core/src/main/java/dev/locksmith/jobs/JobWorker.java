@@ -38,7 +38,7 @@ import org.slf4j.event.Level;
  * Runs a {@link JobHandler} for the jobs of one queue on N threads, in leased mode.
  *
  * <ul>
- *   <li>One claimer thread claims, in one statement per batch, as many jobs as there are free
+ *   <li>A claimer thread (or {@link Builder#claimers} of them) claims, in one statement per batch, as many jobs as there are free
  *       handler threads, plus for short jobs a few ahead: as many as the threads end in about
  *       100 ms, at most {@link Builder#prefetch} (default eight per thread). A worker whose jobs
  *       take a second or more so holds only jobs it can start; {@code prefetch(0)} makes that
@@ -100,7 +100,7 @@ public final class JobWorker implements AutoCloseable {
     private final JobHandler handler;
     private final Settings settings;
     private final Duration completionLinger;
-    /** Handled jobs waiting for their completion beyond which the claimer waits. */
+    /** Handled jobs waiting for their completion beyond which the claimers wait. */
     private final int completionBacklog;
 
     private final WorkerListener listener;
@@ -109,8 +109,12 @@ public final class JobWorker implements AutoCloseable {
 
     /** Jobs claimed whose handler has not ended (started or waiting for a thread). */
     private final AtomicInteger outstanding = new AtomicInteger();
-    /** Jobs asked for by claim statements under way ({@link Builder#claimers}). */
-    private final AtomicInteger reserved = new AtomicInteger();
+    /**
+     * {@link #outstanding} plus the jobs claim statements under way have asked for: what the
+     * claimers reserve from, with one compare-and-set, so that together they never hold more
+     * than the worker may ({@link Builder#claimers}).
+     */
+    private final AtomicInteger held = new AtomicInteger();
     /** Claim statements that may run at once. */
     private final int claimers;
     /** The most jobs claimed ahead of free threads ({@link Builder#prefetch}). */
@@ -151,7 +155,10 @@ public final class JobWorker implements AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean();
     private final ReentrantLock wakeLock = new ReentrantLock();
     private final Condition wakeCondition = wakeLock.newCondition();
-    private WorkerListener.@Nullable Wake pendingWake;
+    /** Wake-ups so far: a claimer waits until it changes (all of them wake). Guarded by wakeLock. */
+    private long wakeGeneration;
+    /** The generation of the latest NOTIFICATION wake-up. Guarded by wakeLock. */
+    private long notifiedGeneration = -1;
 
     private JobWorker(Builder b) {
         this.dataSource = b.connections.dataSource();
@@ -198,7 +205,7 @@ public final class JobWorker implements AutoCloseable {
      * A builder for a worker on {@code queue} that runs {@code handler}.
      *
      * @param dataSource connections for claims, handler transactions and (one, held) LISTEN;
-     *     must allow {@link #connectionsNeeded(int, boolean)} at once
+     *     must allow {@link #connectionsNeeded(int, boolean, int)} at once
      * @param queue the queue to work, 1 to 128 characters, not blank
      * @param handler the work for each job, called on the worker's handler threads
      * @return a builder with the defaults: 4 threads, 30 s lease, 1 s poll, rescue every 30 s,
@@ -274,7 +281,7 @@ public final class JobWorker implements AutoCloseable {
      *
      * @return this worker, running
      * @throws IllegalStateException when the data source's pool is known to allow fewer
-     *     connections than {@link #connectionsNeeded(int, boolean)}, or when it was started before
+     *     connections than {@link #connectionsNeeded(int, boolean, int)}, or when it was started before
      */
     // The maintenance futures are not kept: both tasks catch and log their own failures, and
     // close() stops them through the executor.
@@ -283,7 +290,7 @@ public final class JobWorker implements AutoCloseable {
         PoolSize.require(
                 dataSource,
                 connectionsNeeded(settings.threads(), settings.listen(), claimers),
-                "worker",
+                claimers == 1 ? "worker" : "worker of " + claimers + " claimers",
                 settings.threads(),
                 settings.listen());
         if (!running.compareAndSet(false, true)) {
@@ -356,33 +363,44 @@ public final class JobWorker implements AutoCloseable {
 
     private void claimLoop() {
         while (running.get()) {
-            int free = 0;
+            // read before looking for room: a wake-up after this point ends the wait below
+            long seen = wakeGeneration();
             try {
-                free = busy() ? 0 : reserve(settings.threads() + prefetchAllowance());
+                int free = busy() ? 0 : reserve(settings.threads() + prefetchAllowance());
                 if (free <= 0) {
-                    awaitWake(settings.pollInterval());
+                    awaitWake(seen, settings.pollInterval());
                     continue;
                 }
-                var jobs = queue.claim(
-                        new Claim(claim.queue(), free, claim.shards()), settings.lease(), settings.workerId());
+                List<Job> jobs;
+                try {
+                    jobs = queue.claim(
+                            new Claim(claim.queue(), free, claim.shards()), settings.lease(), settings.workerId());
+                } catch (RuntimeException failed) {
+                    held.addAndGet(-free);
+                    throw failed;
+                }
+                // The jobs claimed stay held until their handlers end; the rest of the
+                // reservation goes back now, before this claimer waits, for the others to use.
+                outstanding.addAndGet(jobs.size());
+                held.addAndGet(jobs.size() - free);
+                List<Held> claimed = new ArrayList<>(jobs.size());
                 for (Job job : jobs) {
-                    outstanding.incrementAndGet();
-                    Held held = new Held(job);
-                    inFlight.put(job.leaseId(), held);
-                    handlers.execute(() -> run(held));
+                    Held h = new Held(job);
+                    inFlight.put(job.leaseId(), h);
+                    claimed.add(h);
+                }
+                for (Held h : claimed) {
+                    handlers.execute(() -> run(h));
                 }
                 if (jobs.size() < free) {
                     listener.idle();
-                    awaitWake(settings.pollInterval());
+                    awaitWake(seen, settings.pollInterval());
                 }
             } catch (java.util.concurrent.RejectedExecutionException stopping) {
                 return;
             } catch (RuntimeException e) {
                 LOG.warn("claiming from queue {} failed, retrying after the poll interval", claim.queue(), e);
-                awaitWake(settings.pollInterval());
-            } finally {
-                // after the claimed jobs were counted as outstanding: never both nor neither
-                reserved.addAndGet(-free);
+                awaitWake(seen, settings.pollInterval());
             }
         }
     }
@@ -398,23 +416,23 @@ public final class JobWorker implements AutoCloseable {
 
     /**
      * Reserves room for the next claim statement: what {@code limit} (threads and jobs claimed
-     * ahead) leaves beside the jobs outstanding and those other claimers are asking for, split
+     * ahead) leaves beside the jobs held and those other claims under way asked for, split
      * evenly between the claimers, and no more than the completion backlog leaves (handled jobs
      * waiting for their completion still hold leases: while the database is slow to take
      * completions, the worker claims no more than it takes). Returns zero when there is no room.
+     * One counter, one compare-and-set: whatever happened meanwhile, the reservation succeeds
+     * only if the total it was computed from is still the total.
      */
     private int reserve(int limit) {
         int share = Math.min(Claim.MAX_LIMIT, (limit + claimers - 1) / claimers);
         while (true) {
-            // Reserved first: a claimer counts its jobs as outstanding before it gives its
-            // reservation back, so they are counted once or twice here, never missed.
-            int asked = reserved.get();
-            int free = Math.min(limit - outstanding.get() - asked, completionBacklog - completions.size());
+            int taken = held.get();
+            int free = Math.min(limit - taken, completionBacklog - completions.size());
             free = claimSize(Math.min(free, share));
             if (free <= 0) {
                 return 0;
             }
-            if (reserved.compareAndSet(asked, asked + free)) {
+            if (held.compareAndSet(taken, taken + free)) {
                 return free;
             }
         }
@@ -451,6 +469,12 @@ public final class JobWorker implements AutoCloseable {
         return (int) Math.min(maxPrefetch, ahead);
     }
 
+    /** A claimed job's handler ended (or will not run): it is no longer held. */
+    private void ended() {
+        outstanding.decrementAndGet();
+        held.decrementAndGet();
+    }
+
     private void recordRun(long nanos) {
         // an exponential moving average over about the last 16 runs
         averageRunNanos.updateAndGet(average -> average < 0 ? nanos : average + (nanos - average) / 16);
@@ -460,7 +484,7 @@ public final class JobWorker implements AutoCloseable {
         Job job = held.job;
         if (!running.get()) {
             // claimed ahead and not started before close(): it gives the job back
-            outstanding.decrementAndGet();
+            ended();
             return;
         }
         held.handlerRunning = true;
@@ -526,7 +550,7 @@ public final class JobWorker implements AutoCloseable {
                 inFlight.remove(job.leaseId(), held);
             }
             recordRun(System.nanoTime() - started);
-            outstanding.decrementAndGet();
+            ended();
             mdc.close();
             if (!busy()) {
                 wake(WorkerListener.Wake.INTERNAL);
@@ -614,7 +638,7 @@ public final class JobWorker implements AutoCloseable {
             try {
                 settle(batch, queue.completeLeased(jobs(batch)));
                 failures = 0;
-                wake(WorkerListener.Wake.INTERNAL); // the claimer may have waited for the backlog
+                wake(WorkerListener.Wake.INTERNAL); // the claimers may have waited for the backlog
             } catch (RuntimeException e) {
                 failures++;
                 batch.forEach(h -> h.uncertain = true);
@@ -715,11 +739,13 @@ public final class JobWorker implements AutoCloseable {
 
     // ------------------------------------------------------------------ waking up
 
+    /** Wakes every waiting claimer. */
     private void wake(WorkerListener.Wake reason) {
         wakeLock.lock();
         try {
-            if (pendingWake == null || reason == WorkerListener.Wake.NOTIFICATION) {
-                pendingWake = reason;
+            wakeGeneration++;
+            if (reason == WorkerListener.Wake.NOTIFICATION) {
+                notifiedGeneration = wakeGeneration;
             }
             wakeCondition.signalAll();
         } finally {
@@ -727,16 +753,30 @@ public final class JobWorker implements AutoCloseable {
         }
     }
 
-    private void awaitWake(Duration timeout) {
+    private long wakeGeneration() {
+        wakeLock.lock();
+        try {
+            return wakeGeneration;
+        } finally {
+            wakeLock.unlock();
+        }
+    }
+
+    /**
+     * Waits until a wake-up after generation {@code seen} (at once if one came already), the
+     * timeout, or {@link #close()}; reports why to the listener (a notification first).
+     */
+    private void awaitWake(long seen, Duration timeout) {
         WorkerListener.Wake reason;
         wakeLock.lock();
         try {
             long nanos = timeout.toNanos();
-            while (pendingWake == null && running.get() && nanos > 0) {
+            while (wakeGeneration == seen && running.get() && nanos > 0) {
                 nanos = wakeCondition.awaitNanos(nanos);
             }
-            reason = pendingWake != null ? pendingWake : WorkerListener.Wake.POLL;
-            pendingWake = null;
+            reason = notifiedGeneration > seen
+                    ? WorkerListener.Wake.NOTIFICATION
+                    : wakeGeneration != seen ? WorkerListener.Wake.INTERNAL : WorkerListener.Wake.POLL;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;

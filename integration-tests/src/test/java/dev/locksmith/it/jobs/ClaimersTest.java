@@ -53,11 +53,12 @@ class ClaimersTest extends DatabaseTest {
     }
 
     /**
-     * Eight claimers for three threads, handlers held: after the claimers have looked for room
-     * dozens of times, exactly three jobs are leased. Claimers that each claimed for the free
-     * threads (without reserving what the others ask for) would lease up to eight times that;
-     * checked by hand with {@code reserve} not counting the other claimers' reservations: 8,
-     * 10 and 10 jobs were leased in three runs, and the test failed.
+     * Eight claimers for three threads, handlers held. The eight start together and all look
+     * for room at once: the shared reservation lets three jobs through. Then, while the
+     * handlers are held, the claimers wake 80 more times and lease nothing more. Claimers that
+     * each claimed for the free threads (without counting what the others ask for) would lease
+     * up to eight times that; checked by hand with {@code reserve} counting only the jobs
+     * already claimed: 9, 8 and 9 jobs were leased in three runs, and the test failed.
      */
     @Test
     void eightClaimersLeaseNoMoreJobsThanThreeThreadsMayHold() throws Exception {
@@ -158,6 +159,7 @@ class ClaimersTest extends DatabaseTest {
             assertThatThrownBy(worker::start)
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("allows at most 9 connections")
+                    .hasMessageContaining("worker of 3 claimers with 4 threads")
                     .hasMessageContaining("needs 10");
         }
     }
