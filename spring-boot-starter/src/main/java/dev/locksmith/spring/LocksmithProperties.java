@@ -1,6 +1,7 @@
 package dev.locksmith.spring;
 
 import dev.locksmith.jobs.Claim;
+import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.schema.SchemaModule;
 import dev.locksmith.schema.SchemaName;
 import java.time.Duration;
@@ -166,6 +167,8 @@ public record LocksmithProperties(
      *     thread
      * @param completionLinger leased mode: how long the completion of a job whose handler wrote
      *     nothing may wait to be batched with others, 0 to 1s
+     * @param claimers leased mode: claim statements run side by side, each on a connection of
+     *     its own, 1 to 8 (JobWorker.Builder#claimers); for many short jobs with a large prefetch
      * @param vacuumInterval how often the worker checks the jobs table's dead rows and VACUUMs
      *     it when there are 10,000 or more (JobWorker.Builder#vacuumInterval); 0s turns it off,
      *     else 1s to 1h
@@ -180,6 +183,7 @@ public record LocksmithProperties(
             @DefaultValue("10s") Duration shutdownGrace,
             @Nullable Integer prefetch,
             @DefaultValue("0s") Duration completionLinger,
+            @DefaultValue("1") int claimers,
             @DefaultValue("5s") Duration vacuumInterval) {
 
         static final Queue DEFAULTS = new Queue(
@@ -192,6 +196,7 @@ public record LocksmithProperties(
                 Duration.ofSeconds(10),
                 null,
                 Duration.ZERO,
+                1,
                 Duration.ofSeconds(5));
 
         /**
@@ -206,6 +211,7 @@ public record LocksmithProperties(
          * @param shutdownGrace shutdown-grace
          * @param prefetch prefetch
          * @param completionLinger completion-linger
+         * @param claimers claimers
          * @param vacuumInterval vacuum-interval
          */
         public Queue {
@@ -225,6 +231,7 @@ public record LocksmithProperties(
             if (prefetch != null) {
                 requireRange(prefix + ".prefetch", prefetch, 0, 1000);
             }
+            requireRange(prefix + ".claimers", claimers, 1, JobWorker.MAX_CLAIMERS);
             if (completionLinger.isNegative() || completionLinger.compareTo(Duration.ofSeconds(1)) > 0) {
                 throw new IllegalArgumentException(
                         prefix + ".completion-linger must be between 0 and 1s, was " + completionLinger);

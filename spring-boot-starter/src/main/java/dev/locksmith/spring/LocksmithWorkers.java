@@ -95,7 +95,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
     private int connectionsNeeded(String name) {
         LocksmithProperties.Queue settings = properties.queue(name);
         return modes.get(name) == Mode.LEASED
-                ? JobWorker.connectionsNeeded(settings.threads(), settings.listen())
+                ? JobWorker.connectionsNeeded(settings.threads(), settings.listen(), settings.claimers())
                 : settings.threads() + (settings.listen() ? 1 : 0);
     }
 
@@ -185,6 +185,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
                     .listen(settings.listen())
                     .shutdownGrace(settings.shutdownGrace())
                     .completionLinger(settings.completionLinger())
+                    .claimers(settings.claimers())
                     .vacuumInterval(settings.vacuumInterval());
             if (settings.prefetch() != null) {
                 builder.prefetch(settings.prefetch());

@@ -40,6 +40,7 @@ class BindingValidationTest {
                 "locksmith.queues.emails.lease=0s | locksmith.queues.emails.lease must be positive, was PT0S",
                 "locksmith.queues.emails.poll-interval=-1s | locksmith.queues.emails.poll-interval must be positive, was PT-1S",
                 "locksmith.queues.emails.prefetch=1001 | locksmith.queues.emails.prefetch must be between 0 and 1000, was 1001",
+                "locksmith.queues.emails.claimers=9 | locksmith.queues.emails.claimers must be between 1 and 8, was 9",
                 "locksmith.queues.emails.completion-linger=2s | locksmith.queues.emails.completion-linger must be between 0 and 1s, was PT2S",
                 "locksmith.queues.emails.vacuum-interval=500ms | locksmith.queues.emails.vacuum-interval must be 0s (off) or between 1s and 1h, was PT0.5S",
                 "locksmith.schema.name=Billing | locksmith.schema.name: schema must be a lower-case unquoted identifier ([a-z_][a-z0-9_]*), was 'Billing'",
