@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.locksmith.it.Await;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
@@ -21,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
 import org.jooq.ExecuteContext;
 import org.jooq.ExecuteListener;
@@ -180,12 +182,12 @@ class BatchedCompletionTest extends DatabaseTest {
                 .start()) {
             assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
             Map<Long, OffsetDateTime> claimed = leases();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            Map<Long, OffsetDateTime> extended = claimed;
-            while (System.nanoTime() < deadline && changed(claimed, extended) < 4) {
-                Thread.sleep(20);
-                extended = leases();
-            }
+            AtomicReference<Map<Long, OffsetDateTime>> latest = new AtomicReference<>(claimed);
+            Await.until("all four leases extended", Duration.ofSeconds(30), () -> {
+                latest.set(leases());
+                return changed(claimed, latest.get()) == 4;
+            });
+            Map<Long, OffsetDateTime> extended = latest.get();
             assertThat(changed(claimed, extended)).as("leases extended").isEqualTo(4);
             // now() is the statement's transaction's: one statement gives every row the same end,
             // one statement per lease would give each its own
@@ -218,6 +220,25 @@ class BatchedCompletionTest extends DatabaseTest {
                         blocking, NewJob.builder(queueName, "block").priority(1).build()));
     }
 
+    /** Counts the claimer's wake-ups: a claimer that woke n more times looked for room n times. */
+    private static final class Wakes implements WorkerListener {
+        private final AtomicInteger count = new AtomicInteger();
+
+        @Override
+        public void woke(Wake reason) {
+            count.incrementAndGet();
+        }
+
+        /** Returns once the claimer has woken {@code times} more times (instead of sleeping). */
+        void lookedAgain(int times) throws InterruptedException {
+            int before = count.get();
+            Await.until(
+                    "the claimer woke " + times + " more times",
+                    Duration.ofSeconds(30),
+                    () -> count.get() >= before + times);
+        }
+    }
+
     private int running(String queueName) {
         return dsl.fetchCount(JOBS, JOBS.QUEUE.eq(queueName).and(JOBS.STATUS.eq("running")));
     }
@@ -226,6 +247,7 @@ class BatchedCompletionTest extends DatabaseTest {
     void aWorkerWithShortJobsClaimsAheadAndGivesBackWhatItHadNotStartedWhenClosed() throws Exception {
         enqueueQuickThenBlocking("ahead", 20, 12);
         CountDownLatch never = new CountDownLatch(1);
+        Wakes wakes = new Wakes();
         JobWorker worker = JobWorker.builder(pool, "ahead", (job, tx) -> {
                     if (job.kind().equals("block")) {
                         never.await();
@@ -234,16 +256,15 @@ class BatchedCompletionTest extends DatabaseTest {
                 .threads(2)
                 .prefetch(6)
                 .shutdownGrace(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(5))
+                .listener(wakes)
                 .build()
                 .start();
         try {
             // the quick jobs set a short average run: two threads blocked, more claimed ahead
             // (claims wait while half of the six ahead have not started: at least three)
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (running("ahead") < 5 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            Thread.sleep(300);
+            Await.until("five jobs running", Duration.ofSeconds(30), () -> running("ahead") >= 5);
+            wakes.lookedAgain(40);
             assertThat(running("ahead"))
                     .as("threads + claimed ahead, at most threads + prefetch")
                     .isBetween(5, 8);
@@ -264,20 +285,20 @@ class BatchedCompletionTest extends DatabaseTest {
             String name = quickFirst ? "strict" : "unknown";
             enqueueQuickThenBlocking(name, quickFirst ? 20 : 0, 8);
             CountDownLatch release = new CountDownLatch(1);
+            Wakes wakes = new Wakes();
             JobWorker.Builder builder = JobWorker.builder(pool, name, (job, tx) -> {
                         if (job.kind().equals("block")) {
                             release.await();
                         }
                     })
-                    .threads(2);
+                    .threads(2)
+                    .pollInterval(Duration.ofMillis(5))
+                    .listener(wakes);
             // no run has ended yet (nothing known of their length), or claiming ahead is off
             try (JobWorker worker =
                     (quickFirst ? builder.prefetch(0) : builder).build().start()) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (running(name) < 2 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
-                Thread.sleep(300);
+                Await.until("two jobs running", Duration.ofSeconds(30), () -> running(name) >= 2);
+                wakes.lookedAgain(40);
                 assertThat(running(name)).as(name).isEqualTo(2);
                 release.countDown();
             }
