@@ -82,7 +82,9 @@ final class DrainWorkload implements Workload {
             boolean tx = config.startsWith("tx ");
             boolean isolate = config.endsWith(" isolate");
             // the pgbench baselines run the claim as the worker does, inside BEGIN ... COMMIT
-            boolean inTransaction = config.endsWith(" pgbench-in-transaction");
+            java.util.function.UnaryOperator<String> pgbenchShape = config.endsWith(" pgbench-in-transaction")
+                    ? QueueWorkloads::inTransaction
+                    : java.util.function.UnaryOperator.identity();
             int size = Integer.parseInt(config.replaceAll("^\\D+=(\\d+).*$", "$1"));
             // tuned: 4 threads claiming up to 1,000 ahead; its baselines claim 500 at a time
             boolean tuned = config.startsWith("lease prefetch=");
@@ -99,10 +101,7 @@ final class DrainWorkload implements Workload {
                                         .variant(
                                                 emptied(raw),
                                                 ds,
-                                                inTransaction
-                                                        ? QueueWorkloads.inTransaction(
-                                                                QueueWorkloads.pgbenchTxClaim(size))
-                                                        : QueueWorkloads.pgbenchTxClaim(size),
+                                                pgbenchShape.apply(QueueWorkloads.pgbenchTxClaim(size)),
                                                 workers,
                                                 o,
                                                 transactions),
@@ -110,10 +109,7 @@ final class DrainWorkload implements Workload {
                                         .variant(
                                                 emptied(raw),
                                                 ds,
-                                                inTransaction
-                                                        ? QueueWorkloads.inTransaction(
-                                                                QueueWorkloads.plainTxClaim(size))
-                                                        : QueueWorkloads.plainTxClaim(size),
+                                                pgbenchShape.apply(QueueWorkloads.plainTxClaim(size)),
                                                 workers,
                                                 o,
                                                 transactions));
