@@ -158,6 +158,14 @@ public interface Workload {
             return 0;
         }
 
+        /**
+         * Whether the work runs in this JVM, so that the runner warms its JIT compiler up with
+         * discarded runs first; false for work done by another process (pgbench).
+         */
+        default boolean runsInJvm() {
+            return true;
+        }
+
         @Override
         default Op op(int worker) {
             throw new UnsupportedOperationException("self-timed");

@@ -52,7 +52,12 @@ final class BenchCommand implements Callable<Integer> {
             defaultValue = "3")
     private double duration;
 
-    @Option(names = "--warmup", description = "warm-up seconds per run (default ${DEFAULT-VALUE})", defaultValue = "1")
+    @Option(
+            names = "--warmup",
+            description = "warm-up seconds per run (default ${DEFAULT-VALUE}); a drain, one fixed amount of "
+                    + "work per run, instead runs each JVM variant of a case, discarded, for three times "
+                    + "this before the case's first run",
+            defaultValue = "1")
     private double warmup;
 
     @Option(names = "--runs", description = "runs per case (default ${DEFAULT-VALUE})", defaultValue = "3")

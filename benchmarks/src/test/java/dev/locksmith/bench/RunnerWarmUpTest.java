@@ -1,0 +1,97 @@
+package dev.locksmith.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The runner's warm-up of self-timed variants: discarded runs in this JVM, none for another process. */
+class RunnerWarmUpTest {
+
+    /** A self-timed variant whose run takes at least 5 ms of this thread's time, and says so. */
+    private static final class Fake implements Workload.SelfTimed {
+        final boolean inJvm;
+        final List<String> calls = new ArrayList<>();
+
+        Fake(boolean inJvm) {
+            this.inJvm = inJvm;
+        }
+
+        @Override
+        public void prepare() {
+            calls.add("prepare");
+        }
+
+        @Override
+        public double measure() {
+            calls.add("measure");
+            long until = System.nanoTime() + Duration.ofMillis(5).toNanos();
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            return 1;
+        }
+
+        @Override
+        public long verify() {
+            return 0;
+        }
+
+        @Override
+        public boolean runsInJvm() {
+            return inJvm;
+        }
+
+        long measured() {
+            return calls.stream().filter("measure"::equals).count();
+        }
+    }
+
+    private static List<Result> run(Duration warmup, Fake library, Fake pgbench) throws Exception {
+        BenchOptions options = new BenchOptions(warmup, Duration.ofSeconds(1), 2, List.of(), false);
+        Workload workload = new Workload() {
+            @Override
+            public String name() {
+                return "fake";
+            }
+
+            @Override
+            public List<Case> cases(BenchOptions o) {
+                return List.of(new Case("fake", 1, "units/s", library, null).withPgbench(pgbench, null));
+            }
+        };
+        return new Runner(options, step -> {}).run(workload);
+    }
+
+    @Test
+    void selfTimedVariantsInThisJvmRunDiscardedUntilThreeTimesTheWarmUpIsSpent() throws Exception {
+        Fake library = new Fake(true);
+        Fake pgbench = new Fake(false);
+
+        List<Result> results = run(Duration.ofMillis(10), library, pgbench);
+
+        // 30 ms of warm-up at 5 ms or more a run: between one and six discarded runs, each
+        // prepared as a measured one is
+        assertThat(library.measured()).isBetween(2L + 1, 2L + 6);
+        for (int i = 0; i < library.calls.size(); i += 2) {
+            assertThat(library.calls.subList(i, i + 2)).containsExactly("prepare", "measure");
+        }
+        // pgbench runs in its own process: nothing of this JVM to warm up
+        assertThat(pgbench.measured()).isEqualTo(2);
+        // only the measured runs are reported
+        assertThat(results).allSatisfy(r -> assertThat(r.throughput()).hasSize(2));
+    }
+
+    @Test
+    void noWarmUpRunsWithoutAWarmUpTime() throws Exception {
+        Fake library = new Fake(true);
+        Fake pgbench = new Fake(false);
+
+        run(Duration.ZERO, library, pgbench);
+
+        assertThat(library.measured()).isEqualTo(2);
+        assertThat(pgbench.measured()).isEqualTo(2);
+    }
+}
