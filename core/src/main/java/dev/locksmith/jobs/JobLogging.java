@@ -1,7 +1,5 @@
 package dev.locksmith.jobs;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.MDC;
 import org.slf4j.event.Level;
@@ -25,6 +23,9 @@ final class JobLogging {
 
     private static final int MAX_CAUSES = 10;
 
+    /** The MDC keys around a handler, in the order {@link #mdc} sets them. */
+    private static final String[] KEYS = {JOB_ID, QUEUE, KIND, ATTEMPT};
+
     private JobLogging() {}
 
     /**
@@ -32,23 +33,22 @@ final class JobLogging {
      * keys held before (a handler may run inside a thread that has MDC values of its own).
      */
     static Scope mdc(Job job, int attempt) {
-        Map<String, String> values = new LinkedHashMap<>();
-        values.put(JOB_ID, Long.toString(job.id()));
-        values.put(QUEUE, job.queue());
-        values.put(KIND, job.kind());
-        values.put(ATTEMPT, Integer.toString(attempt));
-        Map<String, String> previous = new LinkedHashMap<>();
-        values.forEach((key, value) -> {
-            previous.put(key, MDC.get(key));
-            MDC.put(key, value);
-        });
-        return () -> previous.forEach((key, value) -> {
-            if (value == null) {
-                MDC.remove(key);
-            } else {
-                MDC.put(key, value);
+        // Runs around every handler: plain arrays, no maps built per job.
+        String[] previous = new String[KEYS.length];
+        String[] values = {Long.toString(job.id()), job.queue(), job.kind(), Integer.toString(attempt)};
+        for (int i = 0; i < KEYS.length; i++) {
+            previous[i] = MDC.get(KEYS[i]);
+            MDC.put(KEYS[i], values[i]);
+        }
+        return () -> {
+            for (int i = 0; i < KEYS.length; i++) {
+                if (previous[i] == null) {
+                    MDC.remove(KEYS[i]);
+                } else {
+                    MDC.put(KEYS[i], previous[i]);
+                }
             }
-        });
+        };
     }
 
     /**
