@@ -207,6 +207,11 @@ final class DrainWorkload implements Workload {
         abstract void enqueue() throws Exception;
 
         @Override
+        public boolean warmsUpByRepeating() {
+            return true;
+        }
+
+        @Override
         public long units() {
             return JOBS;
         }

@@ -105,11 +105,6 @@ final class PgBench {
             }
 
             @Override
-            public boolean runsInJvm() {
-                return false;
-            }
-
-            @Override
             public double measure() throws Exception {
                 long before = Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c, "SELECT count(*) FROM jobs"));
                 double seconds = run(script, clients, options, transactions);

@@ -266,11 +266,11 @@ final class PoolWorkload implements Workload {
                     s.setString(i++, "60 seconds");
                     ThreadLocalRandom random = ThreadLocalRandom.current();
                     if (strategy == AcquireStrategy.RANDOM_PROBES) {
-                        Object[] probes = new Object[PROBES];
+                        Double[] probes = new Double[PROBES];
                         for (int p = 0; p < PROBES; p++) {
                             probes[p] = random.nextDouble();
                         }
-                        s.setArray(i++, c.createArrayOf("float8", probes));
+                        s.setObject(i++, probes); // in binary, as the library binds it
                     }
                     if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
                         double r = random.nextDouble();

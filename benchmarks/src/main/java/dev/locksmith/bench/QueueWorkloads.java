@@ -380,14 +380,16 @@ final class QueueWorkloads {
             "DELETE FROM jobs WHERE id = ANY(?::bigint[]) AND status = 'running' " + "AND lease_id = ANY(?::uuid[])";
 
     static int rawCompleteAll(Connection c, List<Leased> claimed) throws SQLException {
-        Object[] ids = new Object[claimed.size()];
+        Long[] ids = new Long[claimed.size()];
         Object[] leases = new Object[claimed.size()];
         for (int i = 0; i < claimed.size(); i++) {
             ids[i] = claimed.get(i).id();
             leases[i] = claimed.get(i).leaseId();
         }
         try (PreparedStatement s = c.prepareStatement(RAW_COMPLETE_ALL)) {
-            s.setArray(1, c.createArrayOf("int8", ids));
+            // as the library binds them: the ids in binary (PgJDBC sends a Long[] given to
+            // setObject so), the lease ids as text (PgJDBC has no binary uuid[])
+            s.setObject(1, ids);
             s.setArray(2, c.createArrayOf("uuid", leases));
             return s.executeUpdate();
         }

@@ -18,7 +18,8 @@ import java.util.function.Consumer;
 /**
  * Runs cases: each variant of each case is run {@code runs} times, the variants taking turns at
  * going first, after a warm-up, for a fixed duration (or until the work runs out). Self-timed
- * variants (a fixed amount of work) are warmed up by discarded runs before the case's first run.
+ * variants that do a fixed amount of work in this JVM (a drain) are warmed up by discarded runs
+ * before the case's first run.
  */
 public final class Runner {
 
@@ -151,8 +152,9 @@ public final class Runner {
     }
 
     /**
-     * Readies the JIT compiler for the self-timed variants that run in this JVM. A self-timed
-     * run has no warm-up of its own: it is one fixed amount of work (a drain), and the statements
+     * Readies the JIT compiler for the self-timed variants that ask for it
+     * ({@link Workload.SelfTimed#warmsUpByRepeating}). Such a run has no warm-up of its own: it
+     * is one fixed amount of work (a drain), and the statements
      * of one drain are too few for the compiler to finish with the code that sends them, so the
      * case run first would measure a JVM that still interprets much of its hot path (the
      * transactional worker's drain at batch 100 ran at 77,000 jobs/s in its first run, 99,000
@@ -168,7 +170,7 @@ public final class Runner {
             return;
         }
         for (Workload.Variant variant : variants) {
-            if (variant instanceof Workload.SelfTimed self && self.runsInJvm()) {
+            if (variant instanceof Workload.SelfTimed self && self.warmsUpByRepeating()) {
                 long spent = 0;
                 do {
                     self.prepare();

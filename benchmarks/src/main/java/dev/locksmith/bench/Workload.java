@@ -159,11 +159,14 @@ public interface Workload {
         }
 
         /**
-         * Whether the work runs in this JVM, so that the runner warms its JIT compiler up with
-         * discarded runs first; false for work done by another process (pgbench).
+         * Whether the runner warms this JVM's JIT compiler up with discarded runs of this
+         * variant before a case's first run: for a fixed amount of work done in this JVM (a
+         * drain), whose single run is too short for the compiler to finish; not for work done by
+         * another process (pgbench), nor for a run long enough to include its own warm-up
+         * (sustained).
          */
-        default boolean runsInJvm() {
-            return true;
+        default boolean warmsUpByRepeating() {
+            return false;
         }
 
         @Override

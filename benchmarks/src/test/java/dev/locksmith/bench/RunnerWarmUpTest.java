@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /** The runner's warm-up of self-timed variants: discarded runs in this JVM, none for another process. */
 class RunnerWarmUpTest {
 
-    /** A self-timed variant whose run takes at least 5 ms of this thread's time, and says so. */
+    /** A self-timed variant whose run takes at least 5 ms of this thread's time; warmed up if it asks. */
     private static final class Fake implements Workload.SelfTimed {
         final boolean inJvm;
         final List<String> calls = new ArrayList<>();
@@ -40,7 +40,7 @@ class RunnerWarmUpTest {
         }
 
         @Override
-        public boolean runsInJvm() {
+        public boolean warmsUpByRepeating() {
             return inJvm;
         }
 
@@ -78,7 +78,7 @@ class RunnerWarmUpTest {
         for (int i = 0; i < library.calls.size(); i += 2) {
             assertThat(library.calls.subList(i, i + 2)).containsExactly("prepare", "measure");
         }
-        // pgbench runs in its own process: nothing of this JVM to warm up
+        // a variant that does not ask (pgbench, in its own process; sustained) is not warmed up
         assertThat(pgbench.measured()).isEqualTo(2);
         // only the measured runs are reported
         assertThat(results).allSatisfy(r -> assertThat(r.throughput()).hasSize(2));

@@ -66,6 +66,47 @@ class RenderedQueryTest {
     }
 
     @Test
+    void arraysOfNumbersAndStringsAreGivenToTheDriverAsJavaArraysAndUuidsAsATypedText() throws Exception {
+        RenderedQuery q = RenderedQuery.parse("select :l, :i, :d, :s, :u, :none");
+        java.util.UUID first = new java.util.UUID(1, 2);
+        Binds binds = q.binds()
+                .setLongs("l", java.util.Arrays.asList(1L, null, -3L))
+                .setInts("i", java.util.List.of(4))
+                .setDoubles("d", new double[] {0.5})
+                .setStrings("s", java.util.Arrays.asList("a\"b", null))
+                .setUuids("u", java.util.Arrays.asList(first, null))
+                .setLongs("none", java.util.List.of());
+        java.util.List<String> calls = new java.util.ArrayList<>();
+        Object[] sent = new Object[7];
+        var statement = (java.sql.PreparedStatement) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {java.sql.PreparedStatement.class},
+                (proxy, method, args) -> {
+                    calls.add(method.getName());
+                    if (method.getName().equals("setObject") && args.length == 2) {
+                        sent[(Integer) args[0]] = args[1];
+                    }
+                    return null;
+                });
+        for (int i = 0; i < 6; i++) {
+            binds.set(statement, i + 1, i);
+        }
+
+        // setObject with a Java array, which PgJDBC sends in binary; never createArrayOf (text),
+        // which would need the statement's connection
+        assertThat(calls).containsOnly("setObject");
+        assertThat(sent[1]).isInstanceOf(Long[].class).isEqualTo(new Long[] {1L, null, -3L});
+        assertThat(sent[2]).isInstanceOf(Integer[].class).isEqualTo(new Integer[] {4});
+        assertThat(sent[3]).isInstanceOf(Double[].class).isEqualTo(new Double[] {0.5});
+        assertThat(sent[4]).isInstanceOf(String[].class).isEqualTo(new String[] {"a\"b", null});
+        assertThat(sent[5]).isInstanceOf(org.postgresql.util.PGobject.class);
+        var uuids = (org.postgresql.util.PGobject) sent[5];
+        assertThat(uuids.getType()).isEqualTo("uuid[]");
+        assertThat(uuids.getValue()).isEqualTo("{" + first + ",NULL}");
+        assertThat(sent[6]).isEqualTo(new Long[0]);
+    }
+
+    @Test
     void theSettingsTheSqlDependsOnArePinnedSoNoUserSettingChangesIt() {
         var t = DSL.table(DSL.name("locksmith", "t"));
         var x = DSL.field(DSL.name("locksmith", "t", "x"), SQLDataType.BIGINT);

@@ -22,8 +22,9 @@ import org.postgresql.PGProperty;
 
 /**
  * Array values of the library's statements reach the server intact: numbers and strings go in
- * PgJDBC's binary form, UUIDs in text, and each arrives element for element (NULLs, quotes,
- * backslashes, commas, braces and non-ASCII text included), whether the statement runs straight
+ * PgJDBC's binary form, UUIDs in text (RenderedQueryTest shows what reaches the driver), and
+ * each arrives element for element (NULLs, quotes, backslashes, commas, braces, non-ASCII text
+ * and empty arrays included), whether the statement runs straight
  * on the connection, through jOOQ (a listener present), or on a connection in the simple query
  * mode (which has no binary parameters).
  */
@@ -72,20 +73,29 @@ class ArrayBindsTest extends DatabaseTest {
                             DSL.param("l", SQLDataType.BIGINT.array()),
                             DSL.param("i", SQLDataType.INTEGER.array()),
                             DSL.param("d", SQLDataType.DOUBLE.array()),
-                            DSL.param("u", SQLDataType.UUID.array())));
+                            DSL.param("u", SQLDataType.UUID.array()),
+                            DSL.param("no_longs", SQLDataType.BIGINT.array()),
+                            DSL.param("no_strings", SQLDataType.VARCHAR.array()),
+                            DSL.param("no_uuids", SQLDataType.UUID.array())));
             Binds binds = echo.binds()
                     .setStrings("s", Arrays.asList(STRINGS))
                     .setLongs("l", Arrays.asList(LONGS))
                     .setInts("i", Arrays.asList(INTS))
                     .setDoubles("d", DOUBLES)
-                    .setUuids("u", Arrays.asList(UUIDS));
+                    .setUuids("u", Arrays.asList(UUIDS))
+                    .setLongs("no_longs", List.of())
+                    .setStrings("no_strings", List.of())
+                    .setUuids("no_uuids", List.of());
 
             List<Object[][]> rows = echo.fetch(ctx, binds, rs -> new Object[][] {
                 elements(rs.getArray(1)),
                 elements(rs.getArray(2)),
                 elements(rs.getArray(3)),
                 elements(rs.getArray(4)),
-                elements(rs.getArray(5))
+                elements(rs.getArray(5)),
+                elements(rs.getArray(6)),
+                elements(rs.getArray(7)),
+                elements(rs.getArray(8))
             });
 
             assertThat(rows).hasSize(1);
@@ -95,6 +105,9 @@ class ArrayBindsTest extends DatabaseTest {
             assertThat(row[2]).containsExactly((Object[]) INTS);
             assertThat(row[3]).containsExactly(Arrays.stream(DOUBLES).boxed().toArray());
             assertThat(row[4]).containsExactly((Object[]) UUIDS);
+            assertThat(row[5]).isEmpty();
+            assertThat(row[6]).isEmpty();
+            assertThat(row[7]).isEmpty();
         }
     }
 
