@@ -154,9 +154,9 @@ public final class Runner {
     /**
      * Readies the JIT compiler for the self-timed variants that ask for it
      * ({@link Workload.SelfTimed#warmsUpByRepeating}). Such a run has no warm-up of its own: it
-     * is one fixed amount of work (a drain), and the statements
-     * of one drain are too few for the compiler to finish with the code that sends them, so the
-     * case run first would measure a JVM that still interprets much of its hot path (the
+     * is one fixed amount of work (a drain), and the statements of one drain are too few for the
+     * compiler to finish with the code that sends them, so the case run first would measure a
+     * JVM that still interprets much of its hot path (the
      * transactional worker's drain at batch 100 ran at 77,000 jobs/s in its first run, 99,000
      * in its second and 113,000-125,000 from its third, the JVM's CPU time per job falling with
      * it; a first case warmed up by 1 s of such runs still ran at 0.61x pgbench, by three runs
