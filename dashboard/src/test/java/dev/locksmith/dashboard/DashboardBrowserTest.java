@@ -33,6 +33,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -115,8 +116,13 @@ class DashboardBrowserTest {
                     assertThat(pendingBefore).isEqualTo("300");
                     ((JavascriptExecutor) browser).executeScript("window.notReloaded = true;");
                     CountDownLatch drained = new CountDownLatch(300);
+                    // The test lets jobs through in two steps, so that the page shows the counts
+                    // part-way through the drain, whatever the machine's speed.
+                    Semaphore letThrough = new Semaphore(100);
                     try (JobWorker worker = JobWorker.builder(db.pool, "emails", (job, tx) -> {
-                                Thread.sleep(15); // some work per job, so that the drain takes seconds
+                                if (!letThrough.tryAcquire(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+                                    throw new IllegalStateException("the test did not let the job through");
+                                }
                                 drained.countDown();
                             })
                             .threads(3)
@@ -128,6 +134,7 @@ class DashboardBrowserTest {
                                 && !text(d, "total-pending").equals(pendingBefore));
                         assertThat(((JavascriptExecutor) browser).executeScript("return window.notReloaded === true;"))
                                 .isEqualTo(true);
+                        letThrough.release(200);
                         assertThat(drained.await(WAIT.toSeconds(), TimeUnit.SECONDS))
                                 .isTrue();
                     }
