@@ -38,7 +38,7 @@ import org.slf4j.event.Level;
  * Runs a {@link JobHandler} for the jobs of one queue on N threads, in leased mode.
  *
  * <ul>
- *   <li>A claimer thread (or {@link Builder#claimers} of them) claims, in one statement per batch, as many jobs as there are free
+ *   <li>A claimer thread claims, in one statement per batch, as many jobs as there are free
  *       handler threads, plus for short jobs a few ahead: as many as the threads end in about
  *       100 ms, at most {@link Builder#prefetch} (default eight per thread). A worker whose jobs
  *       take a second or more so holds only jobs it can start; {@code prefetch(0)} makes that
