@@ -1,5 +1,6 @@
 package dev.locksmith.bench;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Runs cases: each variant of each case is run {@code runs} times, the variants taking turns at
@@ -26,6 +28,14 @@ public final class Runner {
     private final BenchOptions options;
     private final Consumer<String> progress;
     private final Runnable beforeEachRun;
+    /** Milliseconds this JVM has spent compiling so far ({@link #compilationMillis()}). */
+    private final LongSupplier compiled;
+
+    /**
+     * A warm-up run that compiled for more than this fraction of its duration leaves the JIT
+     * compiler busy enough to take CPU from the server in the runs measured after it.
+     */
+    static final double QUIET_COMPILATION = 0.05;
 
     /** A runner reporting each step to {@code progress}. */
     public Runner(BenchOptions options, Consumer<String> progress) {
@@ -38,9 +48,27 @@ public final class Runner {
      * the other's server-side prepared statements and cached plans.
      */
     public Runner(BenchOptions options, Consumer<String> progress, Runnable beforeEachRun) {
+        this(options, progress, beforeEachRun, compilationMillis());
+    }
+
+    /** For tests: {@code compiled} stands for the JIT compiler's time so far, in milliseconds. */
+    Runner(BenchOptions options, Consumer<String> progress, Runnable beforeEachRun, LongSupplier compiled) {
         this.options = options;
         this.progress = progress;
         this.beforeEachRun = beforeEachRun;
+        this.compiled = compiled;
+    }
+
+    /**
+     * The JIT compilers' accumulated time in milliseconds, summed over their threads; zero
+     * throughout where the JVM does not report it (the warm-up then runs its minimum).
+     */
+    private static LongSupplier compilationMillis() {
+        CompilationMXBean compilation = ManagementFactory.getCompilationMXBean();
+        if (compilation == null || !compilation.isCompilationTimeMonitoringSupported()) {
+            return () -> 0;
+        }
+        return compilation::getTotalCompilationTime;
     }
 
     /** Progress steps that running {@code workloads} will report: one per variant per run. */
@@ -161,24 +189,34 @@ public final class Runner {
      * in its second and 113,000-125,000 from its third, the JVM's CPU time per job falling with
      * it; a first case warmed up by 1 s of such runs still ran at 0.61x pgbench, by three runs
      * at 0.75x, by 3 s at 0.88x). Each such variant runs, discarded, until it has spent three
-     * times the warm-up time: many runs of a fast variant, one of a slow one, whose single run
-     * repeats its hot path as often. Variants run by another process (pgbench) have nothing to
-     * warm up.
+     * times the warm-up time, and then on while its last run kept the JIT compiler busy for more
+     * than {@value #QUIET_COMPILATION} of its duration, up to thirty times the warm-up time: on
+     * a machine whose server shares the cores, a compiler still at work in the measured runs
+     * takes the server's CPU (the tuned JobWorker's drain compiled for 10-30% of each measured
+     * run after 3 s of warm-up, and for 60-200 ms of each 800 ms run until about 15 s). Variants
+     * run by another process (pgbench) have nothing to warm up.
      */
     private void warmUp(Iterable<Workload.Variant> variants) throws Exception {
         if (options.warmup().isZero()) {
             return;
         }
+        long least = 3 * options.warmup().toNanos();
+        long most = 30 * options.warmup().toNanos();
         for (Workload.Variant variant : variants) {
             if (variant instanceof Workload.SelfTimed self && self.warmsUpByRepeating()) {
                 long spent = 0;
+                boolean quiet;
                 do {
                     self.prepare();
                     beforeEachRun.run();
+                    long compiledBefore = compiled.getAsLong();
                     long start = System.nanoTime();
                     self.measure();
-                    spent += System.nanoTime() - start;
-                } while (spent < 3 * options.warmup().toNanos());
+                    long took = System.nanoTime() - start;
+                    spent += took;
+                    long compiling = TimeUnit.MILLISECONDS.toNanos(compiled.getAsLong() - compiledBefore);
+                    quiet = compiling <= QUIET_COMPILATION * took;
+                } while (spent < least || (!quiet && spent < most));
             }
         }
     }

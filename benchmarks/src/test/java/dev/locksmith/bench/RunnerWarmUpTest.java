@@ -7,16 +7,28 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The runner's warm-up of self-timed variants: discarded runs in this JVM, none for another process. */
+/**
+ * The runner's warm-up of self-timed variants: discarded runs in this JVM, none for another
+ * process, longer while the JIT compiler is busy (a fake compiler clock, advanced by the runs).
+ */
 class RunnerWarmUpTest {
 
     /** A self-timed variant whose run takes at least 5 ms of this thread's time; warmed up if it asks. */
     private static final class Fake implements Workload.SelfTimed {
         final boolean inJvm;
         final List<String> calls = new ArrayList<>();
+        /** Milliseconds of compilation the n-th run causes (0-based); zero for runs beyond it. */
+        final java.util.function.IntToLongFunction compiles;
+        /** The fake compiler's time so far, in milliseconds. */
+        long compiledMillis;
 
         Fake(boolean inJvm) {
+            this(inJvm, run -> 0);
+        }
+
+        Fake(boolean inJvm, java.util.function.IntToLongFunction compiles) {
             this.inJvm = inJvm;
+            this.compiles = compiles;
         }
 
         @Override
@@ -26,6 +38,7 @@ class RunnerWarmUpTest {
 
         @Override
         public double measure() {
+            compiledMillis += compiles.applyAsLong((int) measured());
             calls.add("measure");
             long until = System.nanoTime() + Duration.ofMillis(5).toNanos();
             while (System.nanoTime() < until) {
@@ -62,7 +75,7 @@ class RunnerWarmUpTest {
                 return List.of(new Case("fake", 1, "units/s", library, null).withPgbench(pgbench, null));
             }
         };
-        return new Runner(options, step -> {}).run(workload);
+        return new Runner(options, step -> {}, () -> {}, () -> library.compiledMillis).run(workload);
     }
 
     @Test
@@ -82,6 +95,33 @@ class RunnerWarmUpTest {
         assertThat(pgbench.measured()).isEqualTo(2);
         // only the measured runs are reported
         assertThat(results).allSatisfy(r -> assertThat(r.throughput()).hasSize(2));
+    }
+
+    @Test
+    void warmUpGoesOnWhileTheLastRunKeptTheCompilerBusy() throws Exception {
+        // each of the first ten runs compiles for a second, far more than its 5 ms
+        Fake library = new Fake(true, run -> run < 10 ? 1000 : 0);
+        Fake pgbench = new Fake(false);
+
+        run(Duration.ofMillis(10), library, pgbench);
+
+        // the ten busy runs are discarded, and the first quiet one after them ends the warm-up
+        assertThat(library.measured()).isEqualTo(2 + 11);
+    }
+
+    @Test
+    void aCompilerThatNeverQuietsDownEndsTheWarmUpAtThirtyTimesTheWarmUpTime() throws Exception {
+        Fake library = new Fake(true, run -> 1000);
+        Fake pgbench = new Fake(false);
+
+        long start = System.nanoTime();
+        run(Duration.ofMillis(10), library, pgbench);
+        long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
+
+        // 300 ms of discarded runs of 5 ms or more: at most 60, and more than the 30 ms minimum
+        // alone would have run
+        assertThat(library.measured() - 2).isBetween(7L, 60L);
+        assertThat(elapsedMillis).isGreaterThanOrEqualTo(300);
     }
 
     @Test
