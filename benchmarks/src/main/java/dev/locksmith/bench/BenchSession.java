@@ -47,7 +47,9 @@ public final class BenchSession implements AutoCloseable {
             config.setUsername(database.user());
             config.setPassword(database.password());
             config.setMaximumPoolSize(poolSize);
-            config.setMinimumIdle(0);
+            // a fixed-size pool, kept full (connections retired after their lifetime are replaced
+            // in the background): runs find their connections open (freshConnections)
+            config.setMinimumIdle(poolSize);
             config.setPoolName("locksmith-bench");
             config.addDataSourceProperty("currentSchema", schema);
             this.pool = new HikariDataSource(config);
@@ -98,13 +100,41 @@ public final class BenchSession implements AutoCloseable {
     }
 
     /**
-     * Closes the pool's connections (in-use ones as they are returned), so that the next run
-     * starts on new sessions: PostgreSQL caches a plan per session and prepared statement, and a
-     * plan made while a table was tiny can outlive the table's growth. Without this, whichever
-     * variant ran first on a fresh table kept such plans, and the comparison measured that.
+     * Gives every connection of the pool a fresh server-side session state before a run:
+     * PostgreSQL caches a plan per session and prepared statement, and a plan made while a table
+     * was tiny can outlive the table's growth; without this, whichever variant ran first on a
+     * fresh table kept such plans, and the comparison measured that. Each connection runs
+     * {@code DISCARD ALL} (prepared statements, plans, settings, {@code LISTEN}s; PgJDBC sees
+     * the command and forgets its own prepared statements too).
+     *
+     * <p>The connections themselves are kept, and opened, the pool's full number, before the
+     * first run: pgbench reports its rate without its connection time, and a worker opens its
+     * connections once, at its start. When each run opened new connections (the pool was
+     * emptied before it), a worker drain spent the first 0.2 s of a 0.7 s run mostly on the
+     * handshakes of its eight to twelve connections, the JVM busy and the server idle.
      */
     public void freshConnections() {
-        pool.getHikariPoolMXBean().softEvictConnections();
+        int room = pool.getMaximumPoolSize() - pool.getHikariPoolMXBean().getActiveConnections();
+        List<java.sql.Connection> borrowed = new java.util.ArrayList<>(room);
+        try {
+            for (int i = 0; i < room; i++) {
+                java.sql.Connection c = pool.getConnection();
+                borrowed.add(c);
+                try (java.sql.Statement discard = c.createStatement()) {
+                    discard.execute("DISCARD ALL");
+                }
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("could not reset the pool's sessions before a run", e);
+        } finally {
+            for (java.sql.Connection c : borrowed) {
+                try {
+                    c.close();
+                } catch (java.sql.SQLException e) {
+                    // back in the pool, which drops it if it is broken
+                }
+            }
+        }
     }
 
     /** Where {@code pgbench} was found, or empty: the pgbench baselines are then left out. */
