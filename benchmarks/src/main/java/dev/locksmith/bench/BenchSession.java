@@ -47,9 +47,7 @@ public final class BenchSession implements AutoCloseable {
             config.setUsername(database.user());
             config.setPassword(database.password());
             config.setMaximumPoolSize(poolSize);
-            // a fixed-size pool, kept full (connections retired after their lifetime are replaced
-            // in the background): runs find their connections open (freshConnections)
-            config.setMinimumIdle(poolSize);
+            config.setMinimumIdle(0);
             config.setPoolName("locksmith-bench");
             config.addDataSourceProperty("currentSchema", schema);
             this.pool = new HikariDataSource(config);
@@ -100,36 +98,55 @@ public final class BenchSession implements AutoCloseable {
     }
 
     /**
-     * Gives every connection of the pool a fresh server-side session state before a run:
-     * PostgreSQL caches a plan per session and prepared statement, and a plan made while a table
-     * was tiny can outlive the table's growth; without this, whichever variant ran first on a
-     * fresh table kept such plans, and the comparison measured that. Each connection runs
-     * {@code DISCARD ALL} (prepared statements, plans, settings, {@code LISTEN}s; PgJDBC sees
-     * the command and forgets its own prepared statements too).
+     * Readies the pool for a run of {@code variant} ({@link Runner.BeforeRun}). No run inherits
+     * another's server-side session state: PostgreSQL caches a plan per session and prepared
+     * statement, and a plan made while a table was tiny can outlive the table's growth; without
+     * this, whichever variant ran first on a fresh table kept such plans, and the comparison
+     * measured that.
      *
-     * <p>The connections themselves are kept, and opened, the pool's full number, before the
-     * first run: pgbench reports its rate without its connection time, and a worker opens its
-     * connections once, at its start. When each run opened new connections (the pool was
-     * emptied before it), a worker drain spent the first 0.2 s of a 0.7 s run mostly on the
-     * handshakes of its eight to twelve connections, the JVM busy and the server idle.
+     * <ul>
+     *   <li>A variant in this JVM finds the connections it will use already open, as many as
+     *       the case's workers and eight more (at most the pool's size), each with its session
+     *       reset by {@code DISCARD ALL} (prepared statements, plans, settings, {@code LISTEN}s;
+     *       PgJDBC sees the command and forgets its own prepared statements too). pgbench reports
+     *       its rate without its connection time, and a worker opens its connections once, at
+     *       its start: when every run opened new connections, a worker drain spent the first
+     *       0.2 s of a 0.7 s run mostly on the handshakes of its eight to twelve connections, the
+     *       JVM busy and the server idle.</li>
+     *   <li>Before a variant run by another process (pgbench) the pool's connections are closed
+     *       (those in use when they are returned), to leave the server's connection slots to
+     *       it.</li>
+     * </ul>
+     *
+     * @param c the case about to run
+     * @param variant its variant about to run
      */
-    public void freshConnections() {
-        int room = pool.getMaximumPoolSize() - pool.getHikariPoolMXBean().getActiveConnections();
-        List<java.sql.Connection> borrowed = new java.util.ArrayList<>(room);
+    public void readyFor(Workload.Case c, Workload.Variant variant) {
+        if (!variant.inThisJvm()) {
+            pool.getHikariPoolMXBean().softEvictConnections();
+            return;
+        }
+        int open = Math.min(pool.getMaximumPoolSize(), c.workers() + 8);
+        int room = Math.min(
+                open, pool.getMaximumPoolSize() - pool.getHikariPoolMXBean().getActiveConnections());
+        int idle = pool.getHikariPoolMXBean().getIdleConnections();
+        // every idle connection is reset, and new ones opened up to the number wanted
+        int borrow = Math.max(room, idle);
+        List<java.sql.Connection> borrowed = new java.util.ArrayList<>(borrow);
         try {
-            for (int i = 0; i < room; i++) {
-                java.sql.Connection c = pool.getConnection();
-                borrowed.add(c);
-                try (java.sql.Statement discard = c.createStatement()) {
+            for (int i = 0; i < borrow; i++) {
+                java.sql.Connection connection = pool.getConnection();
+                borrowed.add(connection);
+                try (java.sql.Statement discard = connection.createStatement()) {
                     discard.execute("DISCARD ALL");
                 }
             }
         } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("could not reset the pool's sessions before a run", e);
+            throw new IllegalStateException("could not ready the pool's sessions for a run", e);
         } finally {
-            for (java.sql.Connection c : borrowed) {
+            for (java.sql.Connection connection : borrowed) {
                 try {
-                    c.close();
+                    connection.close();
                 } catch (java.sql.SQLException e) {
                     // back in the pool, which drops it if it is broken
                 }

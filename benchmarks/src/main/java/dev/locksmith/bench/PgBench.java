@@ -100,6 +100,11 @@ final class PgBench {
             }
 
             @Override
+            public boolean inThisJvm() {
+                return false;
+            }
+
+            @Override
             public long verify() throws Exception {
                 return base.verify();
             }

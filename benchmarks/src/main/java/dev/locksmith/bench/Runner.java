@@ -27,7 +27,7 @@ public final class Runner {
 
     private final BenchOptions options;
     private final Consumer<String> progress;
-    private final Runnable beforeEachRun;
+    private final BeforeRun beforeEachRun;
     /** Milliseconds this JVM has spent compiling so far ({@link #compilationMillis()}). */
     private final LongSupplier compiled;
 
@@ -39,20 +39,34 @@ public final class Runner {
 
     /** A runner reporting each step to {@code progress}. */
     public Runner(BenchOptions options, Consumer<String> progress) {
-        this(options, progress, () -> {});
+        this(options, progress, (c, variant) -> {});
+    }
+
+    /** What runs before each run of a variant, after its {@code prepare()}. */
+    @FunctionalInterface
+    public interface BeforeRun {
+        /**
+         * Readies what the run of {@code variant} in case {@code c} needs.
+         *
+         * @param c the case
+         * @param variant the variant about to run
+         * @throws Exception when that fails (the bench stops)
+         */
+        void before(Workload.Case c, Workload.Variant variant) throws Exception;
     }
 
     /**
-     * A runner that also calls {@code beforeEachRun} before each variant's run, after its
-     * {@code prepare()}: {@link BenchSession#freshConnections()}, so that no variant inherits
-     * the other's server-side prepared statements and cached plans.
+     * A runner that also calls {@code beforeEachRun} before each variant's run (measured or
+     * warm-up), after its {@code prepare()}: {@link BenchSession#readyFor}, so that no variant
+     * inherits another's server-side prepared statements and cached plans, and a variant in this
+     * JVM finds its connections open.
      */
-    public Runner(BenchOptions options, Consumer<String> progress, Runnable beforeEachRun) {
+    public Runner(BenchOptions options, Consumer<String> progress, BeforeRun beforeEachRun) {
         this(options, progress, beforeEachRun, compilationMillis());
     }
 
     /** For tests: {@code compiled} stands for the JIT compiler's time so far, in milliseconds. */
-    Runner(BenchOptions options, Consumer<String> progress, Runnable beforeEachRun, LongSupplier compiled) {
+    Runner(BenchOptions options, Consumer<String> progress, BeforeRun beforeEachRun, LongSupplier compiled) {
         this.options = options;
         this.progress = progress;
         this.beforeEachRun = beforeEachRun;
@@ -124,7 +138,7 @@ public final class Runner {
         Map<String, List<Latencies>> latencies = new HashMap<>();
         Map<String, Long> violations = new HashMap<>();
         Map<String, Map<String, List<Double>>> extras = new HashMap<>();
-        warmUp(variants.values());
+        warmUp(c, variants.values());
         for (int run = 1; run <= options.runs(); run++) {
             List<String> order = new ArrayList<>(variants.keySet());
             java.util.Collections.rotate(order, -(run - 1));
@@ -133,7 +147,7 @@ public final class Runner {
                         "%s %s workers=%d %s run %d/%d", workload, c.config(), c.workers(), name, run, options.runs()));
                 Workload.Variant variant = variants.get(name);
                 variant.prepare();
-                beforeEachRun.run();
+                beforeEachRun.before(c, variant);
                 List<Latencies> lat = new CopyOnWriteArrayList<>();
                 double[] clientCpu = {Double.NaN};
                 double rate = variant instanceof Workload.SelfTimed self
@@ -196,7 +210,7 @@ public final class Runner {
      * run after 3 s of warm-up, and for 60-200 ms of each 800 ms run until about 15 s). Variants
      * run by another process (pgbench) have nothing to warm up.
      */
-    private void warmUp(Iterable<Workload.Variant> variants) throws Exception {
+    private void warmUp(Workload.Case c, Iterable<Workload.Variant> variants) throws Exception {
         if (options.warmup().isZero()) {
             return;
         }
@@ -208,7 +222,7 @@ public final class Runner {
                 boolean quiet;
                 do {
                     self.prepare();
-                    beforeEachRun.run();
+                    beforeEachRun.before(c, self);
                     long compiledBefore = compiled.getAsLong();
                     long start = System.nanoTime();
                     self.measure();

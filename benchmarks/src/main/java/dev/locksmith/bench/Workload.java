@@ -137,6 +137,14 @@ public interface Workload {
         default boolean stopsWhenEmpty() {
             return untilExhausted();
         }
+
+        /**
+         * Whether the work runs in this JVM, on the session's pool; false for a variant run by
+         * another process (pgbench), which opens connections of its own.
+         */
+        default boolean inThisJvm() {
+            return true;
+        }
     }
 
     /** One operation; returns the units of work it did, 0 when there was none. */

@@ -56,7 +56,8 @@ final class BenchCommand implements Callable<Integer> {
             names = "--warmup",
             description = "warm-up seconds per run (default ${DEFAULT-VALUE}); a drain, one fixed amount of "
                     + "work per run, instead runs each JVM variant of a case, discarded, for three times "
-                    + "this before the case's first run",
+                    + "this before the case's first run, and on while the JIT compiler is busy (at most "
+                    + "thirty times this)",
             defaultValue = "1")
     private double warmup;
 
@@ -126,7 +127,7 @@ final class BenchCommand implements Callable<Integer> {
                     session.server().version(), session.server().source().description(), session.durability(), pgbench);
             List<Workload> selected = chosen.stream().map(all::get).toList();
             Progress progress = new Progress(System.err, new Runner(options, step -> {}).steps(selected));
-            Runner runner = new Runner(options, progress, session::freshConnections);
+            Runner runner = new Runner(options, progress, session::readyFor);
             List<Result> results = new ArrayList<>();
             for (String name : chosen) {
                 results.addAll(runner.run(all.get(name)));
@@ -180,7 +181,7 @@ final class BenchCommand implements Callable<Integer> {
                     .map(BenchCommand::libraryOnly)
                     .toList();
             Progress progress = new Progress(System.err, new Runner(options, step -> {}).steps(selected));
-            Runner runner = new Runner(options, progress, session::freshConnections);
+            Runner runner = new Runner(options, progress, session::readyFor);
             List<Result> results = new ArrayList<>();
             for (Workload workload : selected) {
                 results.addAll(runner.run(workload));

@@ -49,7 +49,7 @@ final class DemoCommand implements Callable<Integer> {
             Progress progress = new Progress(
                     System.err,
                     new Runner(options, step -> {}).steps(session.workloads().values()));
-            Runner runner = new Runner(options, progress, session::freshConnections);
+            Runner runner = new Runner(options, progress, session::readyFor);
             List<Result> results = new ArrayList<>();
             for (Workload w : session.workloads().values()) {
                 results.addAll(runner.run(w));

@@ -14,12 +14,39 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a run finds before it starts ({@link BenchSession#freshConnections()}): the pool's every
- * connection open, none of them carrying server-side state from an earlier run.
+ * What a run finds before it starts ({@link BenchSession#readyFor}): a variant in this JVM finds
+ * its connections open, none of them carrying server-side state from an earlier run; pgbench
+ * finds the pool's connections closed.
  */
 class BenchSessionTest {
 
     private static final int POOL = 3;
+
+    /** A variant of the given kind; only {@link Workload.Variant#inThisJvm} is asked. */
+    private static Workload.SelfTimed variant(boolean inThisJvm) {
+        return new Workload.SelfTimed() {
+            @Override
+            public void prepare() {}
+
+            @Override
+            public double measure() {
+                return 0;
+            }
+
+            @Override
+            public long verify() {
+                return 0;
+            }
+
+            @Override
+            public boolean inThisJvm() {
+                return inThisJvm;
+            }
+        };
+    }
+
+    private static final Workload.SelfTimed IN_JVM = variant(true);
+    private static final Workload.Case CASE = new Workload.Case("case", 1, "units/s", IN_JVM, null);
 
     @Test
     void eachRunFindsThePoolsConnectionsOpenWithFreshSessions() throws Exception {
@@ -35,7 +62,7 @@ class BenchSessionTest {
                         .isEqualTo(1);
             }
 
-            session.freshConnections();
+            session.readyFor(CASE, IN_JVM);
 
             assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
                     .as("connections open before the run")
@@ -61,6 +88,20 @@ class BenchSessionTest {
             }
             // the session was reset, not replaced by a new connection
             assertThat(pids).hasSize(POOL).contains(pid);
+        }
+    }
+
+    @Test
+    void aVariantInAnotherProcessFindsThePoolsConnectionsClosed() throws Exception {
+        try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), POOL, "bench_session")) {
+            session.readyFor(CASE, IN_JVM);
+            assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
+                    .isEqualTo(POOL);
+
+            session.readyFor(CASE, variant(false));
+
+            assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
+                    .isZero();
         }
     }
 

@@ -75,7 +75,7 @@ class RunnerWarmUpTest {
                 return List.of(new Case("fake", 1, "units/s", library, null).withPgbench(pgbench, null));
             }
         };
-        return new Runner(options, step -> {}, () -> {}, () -> library.compiledMillis).run(workload);
+        return new Runner(options, step -> {}, (c, variant) -> {}, () -> library.compiledMillis).run(workload);
     }
 
     @Test
