@@ -28,6 +28,12 @@ public final class BenchSession implements AutoCloseable {
     private final ScratchDatabase database;
     private final List<AppliedChangeSet> applied;
     private final HikariDataSource pool;
+    /**
+     * Connections this process and pgbench may hold at once: the server's slots for ordinary
+     * roles less those taken when the session began and a few for the bench's own checks.
+     */
+    private final int connectionBudget;
+
     private final DSLContext dsl;
     private final java.util.Optional<PgBench> pgbench;
 
@@ -56,6 +62,7 @@ public final class BenchSession implements AutoCloseable {
             this.dsl = TableSchema.using(
                     DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)), schema);
             this.pgbench = PgBench.on(database, schema);
+            this.connectionBudget = connectionBudget(pool);
         } catch (RuntimeException e) {
             server.close();
             throw e;
@@ -113,32 +120,47 @@ public final class BenchSession implements AutoCloseable {
      *       its start: when every run opened new connections, a worker drain spent the first
      *       0.2 s of a 0.7 s run mostly on the handshakes of its eight to twelve connections, the
      *       JVM busy and the server idle.</li>
-     *   <li>Before a variant run by another process (pgbench) the pool's connections are closed
-     *       (those in use when they are returned), to leave the server's connection slots to
-     *       it.</li>
+     *   <li>Before a variant run by another process (pgbench, with as many clients as the case
+     *       has workers) the pool keeps only as many idle connections as leave that process its
+     *       connection slots.</li>
      * </ul>
      *
      * @param c the case about to run
      * @param variant its variant about to run
      */
     public void readyFor(Workload.Case c, Workload.Variant variant) {
+        int idle = pool.getHikariPoolMXBean().getIdleConnections();
         if (!variant.inThisJvm()) {
-            pool.getHikariPoolMXBean().softEvictConnections();
+            int keep = Math.max(
+                    0,
+                    connectionBudget - c.workers() - pool.getHikariPoolMXBean().getActiveConnections());
+            borrowIdle(idle, keep, false);
             return;
         }
         int open = Math.min(pool.getMaximumPoolSize(), c.workers() + 8);
         int room = Math.min(
                 open, pool.getMaximumPoolSize() - pool.getHikariPoolMXBean().getActiveConnections());
-        int idle = pool.getHikariPoolMXBean().getIdleConnections();
         // every idle connection is reset, and new ones opened up to the number wanted
-        int borrow = Math.max(room, idle);
-        List<java.sql.Connection> borrowed = new java.util.ArrayList<>(borrow);
+        borrowIdle(Math.max(room, idle), Integer.MAX_VALUE, true);
+    }
+
+    /**
+     * Borrows {@code count} connections at once (idle ones first, then new ones), closes those
+     * beyond the first {@code keep} for good, resets the sessions of the rest if asked, and
+     * returns them to the pool.
+     */
+    private void borrowIdle(int count, int keep, boolean reset) {
+        List<java.sql.Connection> borrowed = new java.util.ArrayList<>(count);
         try {
-            for (int i = 0; i < borrow; i++) {
+            for (int i = 0; i < count; i++) {
                 java.sql.Connection connection = pool.getConnection();
                 borrowed.add(connection);
-                try (java.sql.Statement discard = connection.createStatement()) {
-                    discard.execute("DISCARD ALL");
+                if (i >= keep) {
+                    pool.evictConnection(connection);
+                } else if (reset) {
+                    try (java.sql.Statement discard = connection.createStatement()) {
+                        discard.execute("DISCARD ALL");
+                    }
                 }
             }
         } catch (java.sql.SQLException e) {
@@ -151,6 +173,21 @@ public final class BenchSession implements AutoCloseable {
                     // back in the pool, which drops it if it is broken
                 }
             }
+        }
+    }
+
+    /** {@link #connectionBudget} of the server behind {@code pool}. */
+    private static int connectionBudget(HikariDataSource pool) {
+        try (java.sql.Connection c = pool.getConnection();
+                java.sql.Statement s = c.createStatement();
+                java.sql.ResultSet rs = s.executeQuery("SELECT current_setting('max_connections')::int"
+                        + " - current_setting('superuser_reserved_connections')::int"
+                        + " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int")) {
+            rs.next();
+            // the connection asking is counted among those taken, and is the pool's own
+            return rs.getInt(1) + 1 - 4;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("could not read the server's connection limit", e);
         }
     }
 

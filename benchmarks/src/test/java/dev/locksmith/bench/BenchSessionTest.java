@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What a run finds before it starts ({@link BenchSession#readyFor}): a variant in this JVM finds
  * its connections open, none of them carrying server-side state from an earlier run; pgbench
- * finds the pool's connections closed.
+ * finds the connection slots its clients need.
  */
 class BenchSessionTest {
 
@@ -92,14 +92,20 @@ class BenchSessionTest {
     }
 
     @Test
-    void aVariantInAnotherProcessFindsThePoolsConnectionsClosed() throws Exception {
+    void pgbenchFindsItsConnectionSlotsAndThePoolKeepsWhatLeavesThemFree() throws Exception {
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), POOL, "bench_session")) {
             session.readyFor(CASE, IN_JVM);
             assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
                     .isEqualTo(POOL);
 
+            // one pgbench client beside three pooled connections: the server has room for both
             session.readyFor(CASE, variant(false));
+            assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
+                    .isEqualTo(POOL);
 
+            // more clients than the server has slots: the pool closes all it holds
+            Workload.Case crowded = new Workload.Case("crowded", 100_000, "units/s", IN_JVM, null);
+            session.readyFor(crowded, variant(false));
             assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
                     .isZero();
         }
