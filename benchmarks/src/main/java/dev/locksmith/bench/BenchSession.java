@@ -9,6 +9,9 @@ import dev.locksmith.provisioning.ServerSettings;
 import dev.locksmith.schema.AppliedChangeSet;
 import dev.locksmith.schema.LocksmithSchema;
 import dev.locksmith.schema.SchemaModule;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -130,46 +133,49 @@ public final class BenchSession implements AutoCloseable {
      */
     public void readyFor(Workload.Case c, Workload.Variant variant) {
         int idle = pool.getHikariPoolMXBean().getIdleConnections();
-        if (!variant.inThisJvm()) {
-            int keep = Math.max(
-                    0,
-                    connectionBudget - c.workers() - pool.getHikariPoolMXBean().getActiveConnections());
-            borrowIdle(idle, keep, false);
-            return;
+        int active = pool.getHikariPoolMXBean().getActiveConnections();
+        try {
+            if (!variant.inThisJvm()) {
+                int keep = Math.max(0, connectionBudget - c.workers() - active);
+                borrowAtOnce(idle, (i, connection) -> {
+                    if (i >= keep) {
+                        pool.evictConnection(connection);
+                    }
+                });
+                return;
+            }
+            int room = Math.min(c.workers() + 8, pool.getMaximumPoolSize());
+            room = Math.min(room, pool.getMaximumPoolSize() - active);
+            // every idle connection is reset, and new ones opened up to the number wanted
+            borrowAtOnce(Math.max(room, idle), (i, connection) -> Jdbc.update(connection, "DISCARD ALL"));
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not ready the pool's sessions for a run", e);
         }
-        int open = Math.min(pool.getMaximumPoolSize(), c.workers() + 8);
-        int room = Math.min(
-                open, pool.getMaximumPoolSize() - pool.getHikariPoolMXBean().getActiveConnections());
-        // every idle connection is reset, and new ones opened up to the number wanted
-        borrowIdle(Math.max(room, idle), Integer.MAX_VALUE, true);
+    }
+
+    /** What {@link #borrowAtOnce} does with the {@code i}-th connection it borrowed. */
+    @FunctionalInterface
+    private interface Borrowed {
+        void accept(int i, Connection connection) throws SQLException;
     }
 
     /**
-     * Borrows {@code count} connections at once (idle ones first, then new ones), closes those
-     * beyond the first {@code keep} for good, resets the sessions of the rest if asked, and
-     * returns them to the pool.
+     * Borrows {@code count} connections at once (idle ones first, then new ones), hands each to
+     * {@code action}, and returns them all to the pool.
      */
-    private void borrowIdle(int count, int keep, boolean reset) {
-        List<java.sql.Connection> borrowed = new java.util.ArrayList<>(count);
+    private void borrowAtOnce(int count, Borrowed action) throws SQLException {
+        List<Connection> borrowed = new ArrayList<>(count);
         try {
             for (int i = 0; i < count; i++) {
-                java.sql.Connection connection = pool.getConnection();
+                Connection connection = pool.getConnection();
                 borrowed.add(connection);
-                if (i >= keep) {
-                    pool.evictConnection(connection);
-                } else if (reset) {
-                    try (java.sql.Statement discard = connection.createStatement()) {
-                        discard.execute("DISCARD ALL");
-                    }
-                }
+                action.accept(i, connection);
             }
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("could not ready the pool's sessions for a run", e);
         } finally {
-            for (java.sql.Connection connection : borrowed) {
+            for (Connection connection : borrowed) {
                 try {
                     connection.close();
-                } catch (java.sql.SQLException e) {
+                } catch (SQLException e) {
                     // back in the pool, which drops it if it is broken
                 }
             }
@@ -178,15 +184,17 @@ public final class BenchSession implements AutoCloseable {
 
     /** {@link #connectionBudget} of the server behind {@code pool}. */
     private static int connectionBudget(HikariDataSource pool) {
-        try (java.sql.Connection c = pool.getConnection();
-                java.sql.Statement s = c.createStatement();
-                java.sql.ResultSet rs = s.executeQuery("SELECT current_setting('max_connections')::int"
-                        + " - current_setting('superuser_reserved_connections')::int"
-                        + " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int")) {
-            rs.next();
+        try {
+            long free = Jdbc.autoCommit(
+                    pool,
+                    c -> Jdbc.queryLong(
+                            c,
+                            "SELECT current_setting('max_connections')::int"
+                                    + " - current_setting('superuser_reserved_connections')::int"
+                                    + " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')"));
             // the connection asking is counted among those taken, and is the pool's own
-            return rs.getInt(1) + 1 - 4;
-        } catch (java.sql.SQLException e) {
+            return (int) free + 1 - 4;
+        } catch (SQLException e) {
             throw new IllegalStateException("could not read the server's connection limit", e);
         }
     }

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.provisioning.ServerSettings;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -51,14 +48,13 @@ class BenchSessionTest {
     @Test
     void eachRunFindsThePoolsConnectionsOpenWithFreshSessions() throws Exception {
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), POOL, "bench_session")) {
-            int pid;
-            try (Connection c = session.pool().getConnection();
-                    Statement s = c.createStatement()) {
-                pid = backend(s);
+            long pid;
+            try (Connection c = session.pool().getConnection()) {
+                pid = Jdbc.queryLong(c, "SELECT pg_backend_pid()");
                 // an earlier run's server-side state: a prepared statement and a LISTEN
-                s.execute("PREPARE earlier AS SELECT 1");
-                s.execute("LISTEN earlier_run");
-                assertThat(count(s, "SELECT count(*) FROM pg_prepared_statements"))
+                Jdbc.update(c, "PREPARE earlier AS SELECT 1");
+                Jdbc.update(c, "LISTEN earlier_run");
+                assertThat(Jdbc.queryLong(c, "SELECT count(*) FROM pg_prepared_statements"))
                         .isEqualTo(1);
             }
 
@@ -68,18 +64,16 @@ class BenchSessionTest {
                     .as("connections open before the run")
                     .isEqualTo(POOL);
             List<Connection> all = new ArrayList<>();
-            Set<Integer> pids = new HashSet<>();
+            Set<Long> pids = new HashSet<>();
             try {
                 for (int i = 0; i < POOL; i++) {
                     Connection c = session.pool().getConnection();
                     all.add(c);
-                    try (Statement s = c.createStatement()) {
-                        pids.add(backend(s));
-                        assertThat(count(s, "SELECT count(*) FROM pg_prepared_statements"))
-                                .isZero();
-                        assertThat(count(s, "SELECT count(*) FROM pg_listening_channels()"))
-                                .isZero();
-                    }
+                    pids.add(Jdbc.queryLong(c, "SELECT pg_backend_pid()"));
+                    assertThat(Jdbc.queryLong(c, "SELECT count(*) FROM pg_prepared_statements"))
+                            .isZero();
+                    assertThat(Jdbc.queryLong(c, "SELECT count(*) FROM pg_listening_channels()"))
+                            .isZero();
                 }
             } finally {
                 for (Connection c : all) {
@@ -108,17 +102,6 @@ class BenchSessionTest {
             session.readyFor(crowded, variant(false));
             assertThat(session.pool().getHikariPoolMXBean().getTotalConnections())
                     .isZero();
-        }
-    }
-
-    private static int backend(Statement s) throws SQLException {
-        return count(s, "SELECT pg_backend_pid()");
-    }
-
-    private static int count(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getInt(1);
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.DatabaseTest;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -123,7 +124,7 @@ class PoolConcurrencyTest extends DatabaseTest {
     void choicesFromAnIdlePoolOfFiftyAreSpreadEvenly(AcquireStrategy strategy) throws Exception {
         int accounts = 50;
         int draws = 5000;
-        try (java.sql.Connection session = pool.getConnection()) {
+        try (Connection session = pool.getConnection()) {
             DSLContext one = DSL.using(session, SQLDialect.POSTGRES);
             one.execute("SELECT setseed(?)", 0.42);
             ChannelAccountPool accountPool = new ChannelAccountPool(
