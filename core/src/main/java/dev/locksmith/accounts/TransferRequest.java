@@ -1,5 +1,6 @@
 package dev.locksmith.accounts;
 
+import dev.locksmith.internal.Texts;
 import java.math.BigDecimal;
 import java.util.Objects;
 import java.util.Optional;
@@ -92,6 +93,6 @@ public record TransferRequest(
             throw new IllegalArgumentException(
                     "transferId must be at most " + MAX_TRANSFER_ID_LENGTH + " characters, was " + transferId.length());
         }
-        return transferId;
+        return Texts.requireStorable("transferId", transferId);
     }
 }

@@ -1,5 +1,6 @@
 package dev.locksmith.advisory;
 
+import dev.locksmith.internal.Texts;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -145,6 +146,8 @@ public final class AdvisoryKey {
         if (value.isBlank()) {
             throw new IllegalArgumentException(what + " must not be blank");
         }
+        // An unpaired surrogate hashes as '?' (getBytes): two keys would share one lock.
+        Texts.requireStorable(what, value);
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.Texts;
 import dev.locksmith.internal.TransactionGuard;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -174,6 +175,7 @@ public final class LockAudit implements AutoCloseable {
         if (resourceId.isBlank() || resourceId.length() > 256) {
             throw new IllegalArgumentException("resourceId must be 1 to 256 characters, was '" + resourceId + "'");
         }
+        Texts.requireStorable("resourceId", resourceId);
         Objects.requireNonNull(wait, "wait");
         Objects.requireNonNull(lockingStatement, "lockingStatement");
         requireNotClosed();

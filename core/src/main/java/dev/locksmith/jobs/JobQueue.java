@@ -10,6 +10,7 @@ import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.internal.Texts;
 import dev.locksmith.internal.TransactionGuard;
 import dev.locksmith.observe.JobEvent;
 import dev.locksmith.observe.Operation;
@@ -1470,7 +1471,7 @@ public final class JobQueue {
     }
 
     private static String truncate(@Nullable String error) {
-        return error == null ? "" : error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error;
+        return Texts.storable(error, MAX_ERROR_LENGTH);
     }
 
     private static Condition owned(Job job) {

@@ -1,5 +1,6 @@
 package dev.locksmith.jobs;
 
+import dev.locksmith.internal.Texts;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -159,14 +160,7 @@ public record NewJob(
     }
 
     static void requireName(String what, String value, int maxLength) {
-        Objects.requireNonNull(value, what);
-        if (value.isBlank()) {
-            throw new IllegalArgumentException(what + " must not be blank");
-        }
-        if (value.length() > maxLength) {
-            throw new IllegalArgumentException(
-                    what + " must be at most " + maxLength + " characters, was " + value.length());
-        }
+        Texts.requireName(what, value, maxLength);
     }
 
     /** Builds a {@link NewJob}; validation happens in {@link #build()}. */

@@ -12,6 +12,7 @@ import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.internal.Sleeper;
+import dev.locksmith.internal.Texts;
 import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.time.Duration;
@@ -460,7 +461,7 @@ public final class ChannelAccountPool {
             throw new IllegalArgumentException(
                     "publicKey must be 1 to 128 characters and not blank, was '" + publicKey + "'");
         }
-        return publicKey;
+        return Texts.requireStorable("publicKey", publicKey);
     }
 
     private static Set<String> validKeys(Collection<String> publicKeys) {
@@ -477,6 +478,6 @@ public final class ChannelAccountPool {
         if (owner.isBlank() || owner.length() > 128) {
             throw new IllegalArgumentException("owner must be 1 to 128 characters and not blank");
         }
-        return owner;
+        return Texts.requireStorable("owner", owner);
     }
 }

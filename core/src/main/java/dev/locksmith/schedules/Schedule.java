@@ -1,5 +1,6 @@
 package dev.locksmith.schedules;
 
+import dev.locksmith.internal.Texts;
 import dev.locksmith.jobs.NewJob;
 import java.time.Instant;
 import java.util.Objects;
@@ -43,14 +44,7 @@ public record Schedule(String name, Trigger trigger, NewJob template, MisfirePol
      * @throws NullPointerException when a field is null
      */
     public Schedule {
-        Objects.requireNonNull(name, "name");
-        if (name.isBlank()) {
-            throw new IllegalArgumentException("name must not be blank");
-        }
-        if (name.length() > MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException(
-                    "name must be at most " + MAX_NAME_LENGTH + " characters, was " + name.length());
-        }
+        Texts.requireName("name", name, MAX_NAME_LENGTH);
         Objects.requireNonNull(trigger, "trigger");
         Objects.requireNonNull(template, "template");
         Objects.requireNonNull(misfire, "misfire");

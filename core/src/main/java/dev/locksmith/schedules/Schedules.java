@@ -5,6 +5,7 @@ import static dev.locksmith.codegen.Tables.SCHEDULES;
 import dev.locksmith.codegen.tables.records.SchedulesRecord;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.internal.Texts;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import java.time.Clock;
@@ -200,10 +201,12 @@ public final class Schedules {
      * @param tx the caller's transaction (or an auto-commit context)
      * @param name the schedule's name
      * @return false when there is no schedule of that name
+     * @throws IllegalArgumentException when {@code name} holds U+0000 or an unpaired surrogate (no
+     *     schedule can have such a name); nothing is sent
      */
     public boolean pause(DSLContext tx, String name) {
         DSLContext ctx = schema.on(tx);
-        Objects.requireNonNull(name, "name");
+        Texts.requireStorable("name", name);
         return Errors.translating(() -> ctx.update(SCHEDULES)
                                 .set(SCHEDULES.PAUSED, true)
                                 .set(SCHEDULES.UPDATED_AT, DSL.currentOffsetDateTime())
@@ -221,10 +224,12 @@ public final class Schedules {
      * @param tx the caller's transaction (or an auto-commit context)
      * @param name the schedule's name
      * @return false when there is no schedule of that name
+     * @throws IllegalArgumentException when {@code name} holds U+0000 or an unpaired surrogate (no
+     *     schedule can have such a name); nothing is sent
      */
     public boolean resume(DSLContext tx, String name) {
         DSLContext ctx = schema.on(tx);
-        Objects.requireNonNull(name, "name");
+        Texts.requireStorable("name", name);
         return Errors.translating(() -> {
             // Read, compute the next occurrence in Java, then write only if the trigger is still
             // the one read: a registration in between makes this read again.
@@ -265,10 +270,12 @@ public final class Schedules {
      * @param tx the caller's transaction (or an auto-commit context)
      * @param name the schedule's name
      * @return false when there was no schedule of that name
+     * @throws IllegalArgumentException when {@code name} holds U+0000 or an unpaired surrogate (no
+     *     schedule can have such a name); nothing is sent
      */
     public boolean remove(DSLContext tx, String name) {
         DSLContext ctx = schema.on(tx);
-        Objects.requireNonNull(name, "name");
+        Texts.requireStorable("name", name);
         return Errors.translating(
                 () -> ctx.deleteFrom(SCHEDULES).where(SCHEDULES.NAME.eq(name)).execute() == 1);
     }
@@ -281,10 +288,12 @@ public final class Schedules {
      * @return the schedule with its next occurrence; empty when there is none of that name
      * @throws IllegalStateException when the stored row cannot be read as a schedule (a time zone
      *     this JVM does not know)
+     * @throws IllegalArgumentException when {@code name} holds U+0000 or an unpaired surrogate (no
+     *     schedule can have such a name); nothing is sent
      */
     public Optional<RegisteredSchedule> find(DSLContext tx, String name) {
         DSLContext ctx = schema.on(tx);
-        Objects.requireNonNull(name, "name");
+        Texts.requireStorable("name", name);
         return Errors.translating(() -> ctx.selectFrom(SCHEDULES)
                 .where(SCHEDULES.NAME.eq(name))
                 .fetchOptional()

@@ -5,6 +5,7 @@ import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
 import dev.locksmith.internal.Durations;
+import dev.locksmith.internal.Texts;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
@@ -121,7 +122,7 @@ public sealed interface Trigger permits Trigger.Cron, Trigger.Interval {
         public Cron {
             Objects.requireNonNull(expression, "expression");
             Objects.requireNonNull(zone, "zone");
-            expression = expression.trim();
+            expression = Texts.requireStorable("cron expression", expression.trim());
             if (expression.length() > MAX_LENGTH) {
                 throw new IllegalArgumentException("cron expression must be at most " + MAX_LENGTH + " characters, was "
                         + expression.length() + ": '" + expression + "'");
