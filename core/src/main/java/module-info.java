@@ -24,6 +24,7 @@ module dev.locksmith.core {
     exports dev.locksmith.accounts;
     exports dev.locksmith.advisory;
     exports dev.locksmith.audit;
+    exports dev.locksmith.exception;
     exports dev.locksmith.jobs;
     exports dev.locksmith.observe;
     exports dev.locksmith.pool;

@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import dev.locksmith.exception.SerializationFailureException;
 import org.jspecify.annotations.Nullable;
 
 /** Transaction isolation levels, set with {@code SET TRANSACTION} as a transaction's first statement. */

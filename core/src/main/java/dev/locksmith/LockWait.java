@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.TransactionGuard;
 import java.time.Duration;

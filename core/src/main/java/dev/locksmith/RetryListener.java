@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import dev.locksmith.exception.LocksmithException;
 import java.time.Duration;
 
 /**

@@ -1,5 +1,11 @@
 package dev.locksmith;
 
+import dev.locksmith.exception.CommitOutcomeUnknownException;
+import dev.locksmith.exception.DeadlockException;
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.exception.PgErrors;
+import dev.locksmith.exception.SerializationFailureException;
 import dev.locksmith.internal.Durations;
 import java.time.Duration;
 import java.util.EnumSet;

@@ -1,5 +1,9 @@
 package dev.locksmith;
 
+import dev.locksmith.exception.CommitOutcomeUnknownException;
+import dev.locksmith.exception.ConnectionTerminatedException;
+import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.exception.PgErrors;
 import dev.locksmith.internal.CheckedFailure;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;

@@ -3,10 +3,8 @@
  * ({@link dev.locksmith.Transactions} under a {@link dev.locksmith.RetryPolicy}), bounding
  * lock waits ({@link dev.locksmith.LockWait}: forever, up to a duration, {@code NOWAIT},
  * {@code SKIP LOCKED}), placing the tables in a schema of your choice
- * ({@link dev.locksmith.TableSchema}), and the exception family: every failure is a
- * {@link dev.locksmith.LocksmithException}, translated from its SQLState in one place
- * ({@link dev.locksmith.PgErrors}); the ones a retry of the whole transaction may cure extend
- * {@link dev.locksmith.TransientLocksmithException}.
+ * ({@link dev.locksmith.TableSchema}). Every failure is a
+ * {@link dev.locksmith.exception.LocksmithException} (package {@code dev.locksmith.exception}).
  *
  * <p>Conventions of the whole API: a method that takes a {@code DSLContext tx} runs in the
  * caller's transaction (pass the {@code DSLContext} of {@code dsl.transaction(...)}); a method

@@ -3,6 +3,8 @@ package dev.locksmith;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.exception.PgErrors;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -39,18 +41,14 @@ class RetryPolicyTest {
     void defaultsRetryDeadlocksAndSerializationFailuresButNotLockTimeouts() {
         RetryPolicy policy = RetryPolicy.defaults();
         assertThat(policy.maxAttempts()).isEqualTo(5);
-        assertThat(policy.isRetryable(new DeadlockException("d", "40P01", null)))
-                .isTrue();
-        assertThat(policy.isRetryable(new SerializationFailureException("s", "40001", null)))
-                .isTrue();
-        assertThat(policy.isRetryable(new LockNotAvailableException("l", "55P03", null)))
-                .isFalse();
-        assertThat(policy.isRetryable(new UniqueViolationException("u", "23505", "k", null)))
-                .isFalse();
+        assertThat(policy.isRetryable(failure("40P01"))).isTrue();
+        assertThat(policy.isRetryable(failure("40001"))).isTrue();
+        assertThat(policy.isRetryable(failure("55P03"))).isFalse();
+        assertThat(policy.isRetryable(failure("23505"))).isFalse();
         assertThat(RetryPolicy.builder()
                         .retryOn(RetryPolicy.Failure.LOCK_NOT_AVAILABLE)
                         .build()
-                        .isRetryable(new LockNotAvailableException("l", "55P03", null)))
+                        .isRetryable(failure("55P03")))
                 .isTrue();
     }
 
@@ -67,5 +65,10 @@ class RetryPolicyTest {
                         .build())
                 .hasMessageContaining("maxBackoff");
         assertThatThrownBy(() -> RetryPolicy.defaults().backoff(0, 0.1)).hasMessageContaining("failedAttempts");
+    }
+
+    /** The typed exception locksmith throws for a failure with {@code sqlState}. */
+    private static LocksmithException failure(String sqlState) {
+        return PgErrors.translate(new java.sql.SQLException("failure " + sqlState, sqlState));
     }
 }

@@ -4,6 +4,8 @@ import static dev.locksmith.codegen.Tables.ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.locksmith.exception.PgErrors;
+import dev.locksmith.exception.SerializationFailureException;
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.it.HeldTransaction;
@@ -160,10 +162,10 @@ class TransactionsTest extends DatabaseTest {
                                                     .where(ACCOUNTS.ID.eq(id))
                                                     .forUpdate())
                                             .fetch())))
-                    .isInstanceOf(dev.locksmith.LockNotAvailableException.class);
+                    .isInstanceOf(dev.locksmith.exception.LockNotAvailableException.class);
         }
         assertThat(retries).hasValue(1);
-        assertThat(RetryPolicy.defaults().isRetryable(new DeadlockException("d", "40P01", null)))
+        assertThat(RetryPolicy.defaults().isRetryable(PgErrors.translate(new java.sql.SQLException("d", "40P01"))))
                 .isTrue();
     }
 }

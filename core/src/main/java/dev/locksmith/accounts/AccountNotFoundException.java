@@ -1,6 +1,6 @@
 package dev.locksmith.accounts;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 
 /** No account has the given id. */
 public final class AccountNotFoundException extends LocksmithException {

@@ -43,7 +43,7 @@ import org.jooq.impl.DSL;
  * rejected, never rounded. Bad input fails with {@link IllegalArgumentException} or
  * {@link NullPointerException} before anything is written; an unknown id fails with
  * {@link AccountNotFoundException}. Database failures arrive as
- * {@link dev.locksmith.LocksmithException} subclasses.
+ * {@link dev.locksmith.exception.LocksmithException} subclasses.
  *
  * <p>Thread-safe and stateless apart from its configuration; share one instance.
  *
@@ -211,7 +211,7 @@ public final class Accounts {
      * @return the locked account; empty only with {@link LockWait#skipLocked()} when another
      *     transaction holds the row
      * @throws AccountNotFoundException if there is no such account
-     * @throws dev.locksmith.LockNotAvailableException for {@code noWait()} on a held row, or
+     * @throws dev.locksmith.exception.LockNotAvailableException for {@code noWait()} on a held row, or
      *     when an {@code upTo(...)} bound expires; the caller's transaction is then aborted
      * @throws IllegalStateException when {@code tx} is in auto-commit mode, whatever the wait:
      *     the lock would end with the statement (and a bound would not hold)
@@ -374,7 +374,7 @@ public final class Accounts {
      * {@code change}, and compare-and-swaps the result; when another writer got there first, it
      * reads again and retries, up to the policy's attempts. Needs READ COMMITTED (each read sees
      * the latest commit); under REPEATABLE READ or SERIALIZABLE a conflict surfaces as
-     * {@link dev.locksmith.SerializationFailureException} instead. Takes no lock to read; the
+     * {@link dev.locksmith.exception.SerializationFailureException} instead. Takes no lock to read; the
      * successful write locks the row until the caller's transaction ends. Between lost races it
      * sleeps for the policy's backoff on the calling thread, while {@code tx} stays open.
      *
@@ -424,7 +424,7 @@ public final class Accounts {
 
     /**
      * {@link #transfer(TransferRequest)} without a transfer id: moves {@code amount} in its own
-     * transaction. Not idempotent: after a {@link dev.locksmith.CommitOutcomeUnknownException}
+     * transaction. Not idempotent: after a {@link dev.locksmith.exception.CommitOutcomeUnknownException}
      * the caller cannot tell whether to try again; give a transfer id when that matters.
      *
      * @param from the account debited
@@ -448,7 +448,7 @@ public final class Accounts {
      * <p>Commit outcome (see {@link Transactions}): a normal return means the transfer
      * committed; when the connection fails during {@code COMMIT}, the outcome is looked up, so a
      * committed transfer is reported as committed; when it cannot be, the call fails with
-     * {@link dev.locksmith.CommitOutcomeUnknownException}. Any other exception means nothing
+     * {@link dev.locksmith.exception.CommitOutcomeUnknownException}. Any other exception means nothing
      * changed. With a {@linkplain TransferRequest#transferId() transfer id}, calling again
      * after any failure is safe: a transfer that did commit is reported
      * {@link TransferResult.Status#ALREADY_TRANSFERRED} and not applied twice.

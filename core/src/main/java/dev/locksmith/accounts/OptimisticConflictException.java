@@ -1,6 +1,6 @@
 package dev.locksmith.accounts;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 
 /**
  * An optimistic update lost the compare-and-swap race on every attempt its retry policy

@@ -24,7 +24,7 @@ import java.util.Optional;
  *     ({@code account_transfers}); a later transfer with the same id and the same accounts
  *     and amount changes nothing and reports {@link TransferResult.Status#ALREADY_TRANSFERRED}.
  *     Give one when a retry must be safe, above all after a
- *     {@link dev.locksmith.CommitOutcomeUnknownException}. 1 to {@value #MAX_TRANSFER_ID_LENGTH}
+ *     {@link dev.locksmith.exception.CommitOutcomeUnknownException}. 1 to {@value #MAX_TRANSFER_ID_LENGTH}
  *     characters, not blank. A transfer that found insufficient funds records nothing, so the
  *     same id can be tried again later.
  */
@@ -58,7 +58,7 @@ public record TransferRequest(
 
     /**
      * A transfer without an id: not idempotent, so after a
-     * {@link dev.locksmith.CommitOutcomeUnknownException} the caller cannot tell whether to try
+     * {@link dev.locksmith.exception.CommitOutcomeUnknownException} the caller cannot tell whether to try
      * again.
      *
      * @param from the account debited

@@ -1,8 +1,8 @@
 package dev.locksmith.advisory;
 
 import dev.locksmith.LockWait;
-import dev.locksmith.PgErrors;
 import dev.locksmith.PoolingMode;
+import dev.locksmith.exception.PgErrors;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.TransactionGuard;
 import java.sql.Connection;
@@ -32,7 +32,7 @@ import org.jooq.impl.SQLDataType;
  * with {@link IllegalStateException} instead of handing out a lock that does not hold.
  *
  * <p>Waits follow {@link LockWait}: {@code forever()} blocks, {@code upTo(d)} fails with
- * {@link dev.locksmith.LockNotAvailableException} after {@code d} (a transaction-scoped
+ * {@link dev.locksmith.exception.LockNotAvailableException} after {@code d} (a transaction-scoped
  * {@code lock_timeout}), and {@code noWait()}/{@code skipLocked()} are refused: use the
  * {@code try} methods, which return at once.
  */
@@ -73,7 +73,7 @@ public final class AdvisoryLocks {
      * @param tx the caller's open transaction; the lock is released when it commits or rolls back
      * @param key the lock's key
      * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
-     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out; the transaction
+     * @throws dev.locksmith.exception.LockNotAvailableException when a bounded wait ran out; the transaction
      *     is aborted
      * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}: use
      *     {@link #tryLock(DSLContext, AdvisoryKey)}
@@ -92,7 +92,7 @@ public final class AdvisoryLocks {
      * @param tx the caller's open transaction; the lock is released when it commits or rolls back
      * @param key the lock's key
      * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
-     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out; the transaction
+     * @throws dev.locksmith.exception.LockNotAvailableException when a bounded wait ran out; the transaction
      *     is aborted
      * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}: use
      *     {@link #tryLockShared(DSLContext, AdvisoryKey)}
@@ -161,7 +161,7 @@ public final class AdvisoryLocks {
      * @param key the lock's key
      * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
      * @return the held lock; close it (try-with-resources) to unlock and give the connection back
-     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out; the connection
+     * @throws dev.locksmith.exception.LockNotAvailableException when a bounded wait ran out; the connection
      *     has been given back
      * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}: use
      *     {@link #tryLockSession(AdvisoryKey)}
@@ -178,7 +178,7 @@ public final class AdvisoryLocks {
      * @param key the lock's key
      * @param wait {@link LockWait#forever()} or {@link LockWait#upTo(java.time.Duration)}
      * @return the held lock; close it to unlock and give the connection back
-     * @throws dev.locksmith.LockNotAvailableException when a bounded wait ran out
+     * @throws dev.locksmith.exception.LockNotAvailableException when a bounded wait ran out
      * @throws IllegalArgumentException for {@code noWait()} or {@code skipLocked()}
      * @throws IllegalStateException with {@link PoolingMode#TRANSACTION}, before a connection is taken
      */

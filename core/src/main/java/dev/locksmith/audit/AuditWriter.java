@@ -3,7 +3,7 @@ package dev.locksmith.audit;
 import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
 import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 
-import dev.locksmith.DeadlockException;
+import dev.locksmith.exception.DeadlockException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;

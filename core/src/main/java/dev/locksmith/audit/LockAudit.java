@@ -3,9 +3,9 @@ package dev.locksmith.audit;
 import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
 import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 
-import dev.locksmith.DeadlockException;
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
+import dev.locksmith.exception.DeadlockException;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Texts;
@@ -161,7 +161,7 @@ public final class LockAudit implements AutoCloseable {
      * @param wait how long the statement may wait for the lock
      * @param lockingStatement runs the locking statement on {@code tx}; called once, on this thread
      * @return what the statement returned
-     * @throws dev.locksmith.LocksmithException exactly what the statement threw, after auditing
+     * @throws dev.locksmith.exception.LocksmithException exactly what the statement threw, after auditing
      * @throws IllegalStateException when {@code tx} is in auto-commit mode, or this audit is
      *     closed; nothing is run then
      */

@@ -1,7 +1,7 @@
 package dev.locksmith.internal;
 
-import dev.locksmith.LocksmithException;
-import dev.locksmith.PgErrors;
+import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.exception.PgErrors;
 import java.sql.SQLException;
 import java.util.function.Supplier;
 import org.jooq.exception.DataAccessException;

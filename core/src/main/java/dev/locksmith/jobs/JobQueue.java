@@ -252,7 +252,7 @@ public final class JobQueue {
      * that within a key, ids (the order in which jobs run) follow commit order. Keep transactions
      * that enqueue keyed jobs short. One call takes its locks in a fixed order and cannot deadlock
      * with another call; a transaction that enqueues keys over several calls can, with a
-     * transaction that takes them in another order ({@link dev.locksmith.DeadlockException}, which
+     * transaction that takes them in another order ({@link dev.locksmith.exception.DeadlockException}, which
      * {@link dev.locksmith.RetryPolicy} retries). In auto-commit mode the call runs in a
      * transaction of its own.
      *
@@ -845,7 +845,7 @@ public final class JobQueue {
                                     .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
                                     .execute())
                     == 1;
-        } catch (dev.locksmith.LockNotAvailableException stillHeld) {
+        } catch (dev.locksmith.exception.LockNotAvailableException stillHeld) {
             return false;
         }
     }
@@ -946,7 +946,7 @@ public final class JobQueue {
         try {
             return Errors.translating(() -> autoCommit.transactionResult(
                     c -> TWO_PHASE_LOCK_WAIT.run(c.dsl(), () -> statement.apply(c.dsl()))));
-        } catch (dev.locksmith.LockNotAvailableException stillHeld) {
+        } catch (dev.locksmith.exception.LockNotAvailableException stillHeld) {
             return whenHeld;
         }
     }
@@ -1092,7 +1092,7 @@ public final class JobQueue {
      * @param tx the caller's transaction; the change commits or rolls back with it
      * @param id the job id
      * @return false when the job does not exist or is not failed or cancelled (nothing changed)
-     * @throws dev.locksmith.UniqueViolationException when the job has a unique key that a live job
+     * @throws dev.locksmith.exception.UniqueViolationException when the job has a unique key that a live job
      *     of its queue holds now
      */
     public boolean retry(DSLContext tx, long id) {

@@ -1,5 +1,6 @@
 package dev.locksmith.jobs;
 
+import dev.locksmith.internal.JsonText;
 import dev.locksmith.internal.Texts;
 import java.time.Duration;
 import java.util.Objects;

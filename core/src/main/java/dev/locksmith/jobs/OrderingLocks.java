@@ -34,7 +34,7 @@ import org.jooq.impl.DSL;
  * until it commits. All locks of a call are taken in one statement, in one global order (queue
  * locks, then key locks, each sorted by their two ints), so two calls never deadlock on each
  * other; several calls in one transaction can, when another transaction takes the same keys in
- * another order (PostgreSQL then aborts one of them: {@link dev.locksmith.DeadlockException}).
+ * another order (PostgreSQL then aborts one of them: {@link dev.locksmith.exception.DeadlockException}).
  * Collisions of the 32-bit hashes only make unrelated producers wait.
  */
 final class OrderingLocks {

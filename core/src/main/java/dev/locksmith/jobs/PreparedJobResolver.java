@@ -2,7 +2,7 @@ package dev.locksmith.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.observe.JobEvent;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.locksmith.jobs;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.internal.Errors;
 import java.time.Duration;
 import java.time.OffsetDateTime;

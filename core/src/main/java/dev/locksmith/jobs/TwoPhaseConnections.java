@@ -1,6 +1,6 @@
 package dev.locksmith.jobs;
 
-import dev.locksmith.PgErrors;
+import dev.locksmith.exception.PgErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.function.Function;

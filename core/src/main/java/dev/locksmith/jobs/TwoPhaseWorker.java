@@ -1,8 +1,8 @@
 package dev.locksmith.jobs;
 
-import dev.locksmith.LocksmithException;
-import dev.locksmith.PgErrors;
 import dev.locksmith.PoolingMode;
+import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.exception.PgErrors;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.SchemaMapping;

@@ -1,6 +1,6 @@
 package dev.locksmith.observe;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.jobs.Job;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.locksmith.observe;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.jobs.Job;
 import java.util.List;
 import java.util.Objects;
@@ -77,8 +77,8 @@ public interface LocksmithObserver {
     default void retried(int failedAttempts, LocksmithException failure) {}
 
     /**
-     * A statement of locksmith's failed on a lock: a {@link dev.locksmith.DeadlockException} or a
-     * {@link dev.locksmith.LockNotAvailableException} (a bounded wait that ran out, or
+     * A statement of locksmith's failed on a lock: a {@link dev.locksmith.exception.DeadlockException} or a
+     * {@link dev.locksmith.exception.LockNotAvailableException} (a bounded wait that ran out, or
      * {@code NOWAIT}). Reported once per failure, whether it is retried or not.
      *
      * @param failure the deadlock or the lock timeout

@@ -26,7 +26,7 @@ public interface Observation {
     /**
      * The operation threw.
      *
-     * @param error what it threw (a {@link dev.locksmith.LocksmithException} for database
+     * @param error what it threw (a {@link dev.locksmith.exception.LocksmithException} for database
      *     failures; for a handler, whatever the handler threw)
      */
     void error(Throwable error);

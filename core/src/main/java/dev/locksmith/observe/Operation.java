@@ -200,7 +200,7 @@ public sealed interface Operation
     /**
      * {@code Accounts.lockForUpdate}: row locks taken under a {@link LockWait}. Ends
      * {@link Outcome#OK} with the rows locked (or skipped, for {@link LockWait.Kind#SKIP_LOCKED}),
-     * or {@link Observation#error} with {@link dev.locksmith.LockNotAvailableException} when the
+     * or {@link Observation#error} with {@link dev.locksmith.exception.LockNotAvailableException} when the
      * bound ran out (or the row was locked, for {@code NOWAIT}).
      *
      * @param table the table whose rows are locked, such as {@code accounts}

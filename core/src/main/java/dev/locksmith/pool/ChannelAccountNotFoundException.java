@@ -1,6 +1,6 @@
 package dev.locksmith.pool;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 
 /** No channel account has the given key. */
 public final class ChannelAccountNotFoundException extends LocksmithException {

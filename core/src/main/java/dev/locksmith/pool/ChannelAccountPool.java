@@ -3,8 +3,8 @@ package dev.locksmith.pool;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.LocksmithException;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Durations;

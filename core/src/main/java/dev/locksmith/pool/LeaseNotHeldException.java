@@ -1,6 +1,6 @@
 package dev.locksmith.pool;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 import org.jspecify.annotations.Nullable;
 
 /**

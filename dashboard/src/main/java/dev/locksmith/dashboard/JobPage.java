@@ -2,7 +2,7 @@ package dev.locksmith.dashboard;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 
-import dev.locksmith.UniqueViolationException;
+import dev.locksmith.exception.UniqueViolationException;
 import dev.locksmith.jobs.JobQueue;
 import java.util.ArrayList;
 import java.util.List;

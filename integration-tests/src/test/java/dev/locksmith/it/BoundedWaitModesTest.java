@@ -4,7 +4,6 @@ import static dev.locksmith.codegen.Tables.ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.advisory.AdvisoryKey;
@@ -12,6 +11,7 @@ import dev.locksmith.advisory.AdvisoryLocks;
 import dev.locksmith.advisory.SessionLock;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
+import dev.locksmith.exception.LockNotAvailableException;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.time.Duration;

@@ -259,7 +259,7 @@ class ExecutionModeTest extends DatabaseTest {
                         .forUpdate()
                         .fetch())) {
             assertThatThrownBy(() -> accounts.transfer(a.id(), b.id(), BigDecimal.ONE, TransferStrategy.PESSIMISTIC))
-                    .isInstanceOf(dev.locksmith.StatementTimeoutException.class);
+                    .isInstanceOf(dev.locksmith.exception.StatementTimeoutException.class);
             holder.commit();
         }
     }

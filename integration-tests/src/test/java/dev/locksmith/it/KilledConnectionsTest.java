@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.CommitOutcomeUnknownException;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
+import dev.locksmith.exception.CommitOutcomeUnknownException;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;

@@ -4,8 +4,8 @@ import static dev.locksmith.codegen.Tables.ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
+import dev.locksmith.exception.LockNotAvailableException;
 import java.math.BigDecimal;
 import java.time.Duration;
 import org.jooq.DSLContext;

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.accounts.Account;
@@ -15,6 +14,7 @@ import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
 import dev.locksmith.advisory.AdvisoryLocksConfig;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;

@@ -6,8 +6,8 @@ import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.CheckViolationException;
 import dev.locksmith.codegen.Locksmith;
+import dev.locksmith.exception.CheckViolationException;
 import dev.locksmith.internal.Errors;
 import java.math.BigDecimal;
 import java.time.OffsetDateTime;

@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.ExecutionMode;
 import dev.locksmith.Isolation;
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
@@ -25,6 +24,7 @@ import dev.locksmith.advisory.SessionLock;
 import dev.locksmith.audit.BlockingReport;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;

@@ -1,8 +1,8 @@
 package dev.locksmith.micrometer;
 
-import dev.locksmith.DeadlockException;
-import dev.locksmith.LockNotAvailableException;
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.DeadlockException;
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.observe.JobEvent;
 import dev.locksmith.observe.LocksmithObserver;

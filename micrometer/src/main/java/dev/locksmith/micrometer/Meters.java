@@ -1,11 +1,11 @@
 package dev.locksmith.micrometer;
 
-import dev.locksmith.DeadlockException;
-import dev.locksmith.LockNotAvailableException;
-import dev.locksmith.LocksmithException;
-import dev.locksmith.SerializationFailureException;
 import dev.locksmith.accounts.OptimisticConflictException;
 import dev.locksmith.accounts.TransferStrategy;
+import dev.locksmith.exception.DeadlockException;
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.exception.SerializationFailureException;
 import dev.locksmith.observe.Operation;
 import io.micrometer.core.instrument.Clock;
 import io.micrometer.core.instrument.Counter;

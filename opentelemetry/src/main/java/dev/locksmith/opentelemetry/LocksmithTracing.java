@@ -1,6 +1,6 @@
 package dev.locksmith.opentelemetry;
 
-import dev.locksmith.LocksmithException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.observe.LocksmithObserver;
 import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Operation;

@@ -3,12 +3,12 @@ package dev.locksmith.it.accounts;
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.DeadlockException;
 import dev.locksmith.LockWait;
-import dev.locksmith.LocksmithException;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferStrategy;
+import dev.locksmith.exception.DeadlockException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.DatabaseTest;
 import java.math.BigDecimal;

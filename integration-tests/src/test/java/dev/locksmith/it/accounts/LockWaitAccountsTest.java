@@ -3,10 +3,10 @@ package dev.locksmith.it.accounts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.accounts.Account;
 import dev.locksmith.accounts.Accounts;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.it.HeldTransaction;
 import java.math.BigDecimal;

@@ -52,7 +52,7 @@ class ModuleBoundaryTest {
                 package com.example.app;
 
                 import dev.locksmith.RetryPolicy;
-                import dev.locksmith.TransientLocksmithException;
+                import dev.locksmith.exception.TransientLocksmithException;
                 import dev.locksmith.accounts.Accounts;
                 import dev.locksmith.jobs.JobQueue;
                 import dev.locksmith.jobs.NewJob;

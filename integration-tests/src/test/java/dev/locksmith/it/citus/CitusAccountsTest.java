@@ -3,7 +3,6 @@ package dev.locksmith.it.citus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.accounts.Account;
@@ -11,6 +10,7 @@ import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferRequest;
 import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.it.Concurrently;
 import java.math.BigDecimal;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.ConnectionTerminatedException;
+import dev.locksmith.exception.ConnectionTerminatedException;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.jobs.Job;

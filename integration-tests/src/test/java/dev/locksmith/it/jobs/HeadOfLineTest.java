@@ -4,8 +4,8 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.it.HeldTransaction;
 import dev.locksmith.jobs.Job;

@@ -3,11 +3,11 @@ package dev.locksmith.it.locks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
 import dev.locksmith.advisory.SessionLock;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.it.DatabaseTest;
 import java.time.Duration;
 import java.util.Optional;

@@ -7,15 +7,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.DeadlockException;
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
-import dev.locksmith.LocksmithException;
 import dev.locksmith.audit.BlockingReport;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
 import dev.locksmith.codegen.tables.records.DeadlockEventRecord;
 import dev.locksmith.codegen.tables.records.LockWaitEventRecord;
+import dev.locksmith.exception.DeadlockException;
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.it.HeldTransaction;

@@ -3,7 +3,6 @@ package dev.locksmith.it.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
@@ -12,6 +11,7 @@ import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferRequest;
 import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.it.Concurrently;
 import dev.locksmith.it.HeldTransaction;
 import java.math.BigDecimal;

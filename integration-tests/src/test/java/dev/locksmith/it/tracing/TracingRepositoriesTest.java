@@ -7,11 +7,11 @@ import static dev.locksmith.it.tracing.SpanRecorder.OUTCOME;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.LockNotAvailableException;
 import dev.locksmith.LockWait;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
+import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.it.DatabaseTest;
 import dev.locksmith.it.HeldTransaction;
 import dev.locksmith.observe.LocksmithObserver;

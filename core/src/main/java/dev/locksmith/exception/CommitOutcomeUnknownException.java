@@ -1,4 +1,4 @@
-package dev.locksmith;
+package dev.locksmith.exception;
 
 import java.util.OptionalLong;
 import org.jspecify.annotations.Nullable;
@@ -20,7 +20,15 @@ public final class CommitOutcomeUnknownException extends LocksmithException {
     /** The transaction id ({@code xid8}), or null when it had none or was not looked up. */
     private final @Nullable Long transactionId;
 
-    CommitOutcomeUnknownException(
+    /**
+     * A commit whose outcome could not be learned.
+     *
+     * @param message what happened
+     * @param sqlState the SQLState of the failure, if any
+     * @param transactionId the transaction id ({@code xid8}) to ask about, or null when it had none
+     * @param cause the failure of {@code COMMIT} or of the connection
+     */
+    public CommitOutcomeUnknownException(
             String message, @Nullable String sqlState, @Nullable Long transactionId, Throwable cause) {
         super(message, sqlState, cause);
         this.transactionId = transactionId;

@@ -1,4 +1,4 @@
-package dev.locksmith;
+package dev.locksmith.exception;
 
 /**
  * A locksmith table does not exist ({@code 42P01}): the schema module that creates it was not

@@ -1,4 +1,4 @@
-package dev.locksmith.jobs;
+package dev.locksmith.internal;
 
 import java.nio.charset.StandardCharsets;
 
@@ -10,9 +10,9 @@ import java.nio.charset.StandardCharsets;
  * no {@code \u0000} escape, escaped surrogates only as a high-low pair, and numbers within
  * {@code numeric}'s range (at most 131,072 digits before the point and 16,383 after it).
  * Unpaired surrogate characters in the Java string are rejected too: they could not be sent as
- * UTF-8 without being replaced.
+ * UTF-8 without being replaced. <b>Internal: not API.</b>
  */
-final class JsonText {
+public final class JsonText {
 
     /** Deepest nesting of arrays and objects accepted. */
     static final int MAX_DEPTH = 1000;
@@ -31,8 +31,12 @@ final class JsonText {
      * Throws {@link IllegalArgumentException} naming {@code what}, the problem and its offset
      * unless {@code json} is one JSON value PostgreSQL accepts as {@code jsonb} and its UTF-8
      * form is at most {@code maxBytes}.
+     *
+     * @param what the field, named in the message
+     * @param json the text
+     * @param maxBytes the most bytes of UTF-8
      */
-    static void requireValid(String what, String json, int maxBytes) {
+    public static void requireValid(String what, String json, int maxBytes) {
         if (json.length() > maxBytes || utf8Length(json) > maxBytes) {
             throw new IllegalArgumentException(
                     what + " must be at most " + maxBytes + " bytes of UTF-8, was " + utf8Length(json));

@@ -1,5 +1,6 @@
-package dev.locksmith;
+package dev.locksmith.exception;
 
+import dev.locksmith.RetryPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -1,4 +1,4 @@
-package dev.locksmith;
+package dev.locksmith.exception;
 
 import org.jspecify.annotations.Nullable;
 

@@ -1,4 +1,4 @@
-package dev.locksmith.jobs;
+package dev.locksmith.internal;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
