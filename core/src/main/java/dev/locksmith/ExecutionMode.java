@@ -1,10 +1,5 @@
 package dev.locksmith;
 
-import java.util.Objects;
-import org.jooq.Configuration;
-import org.jooq.DSLContext;
-import org.jooq.impl.DSL;
-
 /**
  * How the repositories ({@code JobQueue}, {@code ChannelAccountPool}, {@code Accounts}) execute
  * their hot statements: claims, heartbeats and completion of jobs; acquire, release and extend of
@@ -15,14 +10,8 @@ import org.jooq.impl.DSL;
  * on the connection of the {@code DSLContext} passed to the call, inside the caller's transaction
  * when there is one.
  *
- * <p>The choice travels with the {@code DSLContext} a repository is built with, like the schema
- * of {@link TableSchema#using(DSLContext, String)}:
- *
- * <pre>{@code
- * ChannelAccountPool pool = new ChannelAccountPool(ExecutionMode.using(dsl, ExecutionMode.RAW_JDBC));
- * }</pre>
- *
- * A repository reads it once, at construction; {@link #JOOQ} when none was chosen.
+ * <p>The choice is part of the {@link Locksmith} environment the repositories are built from
+ * ({@link Locksmith.Builder#executionMode}); a repository reads it once, at construction.
  */
 public enum ExecutionMode {
 
@@ -54,37 +43,4 @@ public enum ExecutionMode {
      * not on the hot path still run through jOOQ.
      */
     RAW_JDBC;
-
-    private static final String KEY = ExecutionMode.class.getName();
-
-    /**
-     * A {@code DSLContext} like {@code dsl} whose repositories execute their hot statements in
-     * {@code mode}; {@code dsl} itself when it already says so. Everything else of {@code dsl}'s
-     * configuration (settings, schema mapping, listeners, connection provider) is kept.
-     *
-     * @param dsl the context to derive from
-     * @param mode how the hot statements of repositories built from the result execute
-     * @return a context carrying {@code mode}
-     */
-    public static DSLContext using(DSLContext dsl, ExecutionMode mode) {
-        Objects.requireNonNull(dsl, "dsl");
-        Objects.requireNonNull(mode, "mode");
-        if (of(dsl) == mode) {
-            return dsl;
-        }
-        Configuration derived = dsl.configuration().derive();
-        derived.data(KEY, mode);
-        return DSL.using(derived);
-    }
-
-    /**
-     * The mode a context carries.
-     *
-     * @param dsl the context
-     * @return the mode given to {@link #using}, else {@link #JOOQ}
-     */
-    public static ExecutionMode of(DSLContext dsl) {
-        Objects.requireNonNull(dsl, "dsl");
-        return dsl.configuration().data(KEY) instanceof ExecutionMode mode ? mode : JOOQ;
-    }
 }

@@ -97,6 +97,16 @@ public final class Transactions {
     private static final Logger LOG = LoggerFactory.getLogger(Transactions.class);
 
     /**
+     * Transactions in {@code locksmith}'s environment (its observer is told of retries), retried with {@code policy}.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     * @param policy attempts, backoff and which failures are retried
+     */
+    public Transactions(Locksmith locksmith, RetryPolicy policy) {
+        this(locksmith.dsl(), policy);
+    }
+
+    /**
      * Runs transactions on {@code dsl} under {@code policy}.
      *
      * @param dsl where transactions start: each attempt is {@code dsl.transactionResult(...)}, so

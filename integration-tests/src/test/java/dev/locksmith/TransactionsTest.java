@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.exception.PgErrors;
 import dev.locksmith.exception.SerializationFailureException;
-import dev.locksmith.it.Concurrently;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.HeldTransaction;
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
 import java.math.BigDecimal;
 import java.sql.SQLException;
 import java.time.Duration;

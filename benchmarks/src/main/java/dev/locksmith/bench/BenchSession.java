@@ -2,7 +2,7 @@ package dev.locksmith.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.provisioning.ServerSettings;
@@ -62,8 +62,10 @@ public final class BenchSession implements AutoCloseable {
             this.pool = new HikariDataSource(config);
             // Execute logging off, as a production DSLContext would have it: jOOQ's LoggerListener
             // otherwise runs on every statement, even when nothing is logged.
-            this.dsl = TableSchema.using(
-                    DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)), schema);
+            this.dsl = Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES, new Settings().withExecuteLogging(false)))
+                    .schema(schema)
+                    .build()
+                    .dsl();
             this.pgbench = PgBench.on(database, schema);
             this.connectionBudget = connectionBudget(pool);
         } catch (RuntimeException e) {

@@ -1,6 +1,6 @@
 package dev.locksmith.bench;
 
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -251,17 +251,21 @@ final class DrainWorkload implements Workload {
         @Override
         public double measure() throws Exception {
             long start = System.nanoTime();
-            try (TransactionalWorker worker = TransactionalWorker.builder(ds, QueueWorkloads.QUEUE, (jobs, tx) -> {
-                        for (Job job : jobs) {
-                            record(job.id());
-                        }
-                    })
+            try (TransactionalWorker worker = TransactionalWorker.builder(
+                            new JobQueue(Locksmith.builder(ds)
+                                    .schema(Locksmith.of(dsl).schema())
+                                    .build()),
+                            QueueWorkloads.QUEUE,
+                            (jobs, tx) -> {
+                                for (Job job : jobs) {
+                                    record(job.id());
+                                }
+                            })
                     .threads(workers)
                     .batchSize(batch)
                     .listen(false)
                     .pollInterval(java.time.Duration.ofMillis(5))
                     .isolateEachJob(isolate)
-                    .schema(TableSchema.mappedSchema(dsl.settings()))
                     .build()
                     .start()) {
                 long deadline = start + TimeUnit.MINUTES.toNanos(10);
@@ -370,13 +374,17 @@ final class DrainWorkload implements Workload {
         public double measure() throws Exception {
             AtomicLong handled = new AtomicLong();
             long start = System.nanoTime();
-            JobWorker.Builder builder = JobWorker.builder(ds, QueueWorkloads.QUEUE, (job, tx) -> {
-                        record(job.id());
-                        handled.incrementAndGet();
-                    })
+            JobWorker.Builder builder = JobWorker.builder(
+                            new JobQueue(Locksmith.builder(ds)
+                                    .schema(Locksmith.of(dsl).schema())
+                                    .build()),
+                            QueueWorkloads.QUEUE,
+                            (job, tx) -> {
+                                record(job.id());
+                                handled.incrementAndGet();
+                            })
                     .threads(workers)
-                    .claimers(claimers)
-                    .schema(TableSchema.mappedSchema(dsl.settings()));
+                    .claimers(claimers);
             if (prefetch >= 0) {
                 builder.prefetch(prefetch);
             }

@@ -1,6 +1,6 @@
 package dev.locksmith.bench;
 
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -116,18 +116,26 @@ final class SustainedWorkload implements Workload {
     }
 
     private AutoCloseable jobWorker(int threads, AtomicLong consumed) {
-        return JobWorker.builder(ds, QueueWorkloads.QUEUE, (job, tx) -> consumed.incrementAndGet())
+        return JobWorker.builder(
+                        new JobQueue(Locksmith.builder(ds)
+                                .schema(Locksmith.of(dsl).schema())
+                                .build()),
+                        QueueWorkloads.QUEUE,
+                        (job, tx) -> consumed.incrementAndGet())
                 .threads(threads)
-                .schema(TableSchema.mappedSchema(dsl.settings()))
                 .build()
                 .start();
     }
 
     private AutoCloseable transactionalWorker(int threads, AtomicLong consumed) {
-        return TransactionalWorker.builder(ds, QueueWorkloads.QUEUE, (jobs, tx) -> consumed.addAndGet(jobs.size()))
+        return TransactionalWorker.builder(
+                        new JobQueue(Locksmith.builder(ds)
+                                .schema(Locksmith.of(dsl).schema())
+                                .build()),
+                        QueueWorkloads.QUEUE,
+                        (jobs, tx) -> consumed.addAndGet(jobs.size()))
                 .threads(threads)
                 .batchSize(100)
-                .schema(TableSchema.mappedSchema(dsl.settings()))
                 .build()
                 .start();
     }

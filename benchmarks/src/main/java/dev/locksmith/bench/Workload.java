@@ -1,6 +1,7 @@
 package dev.locksmith.bench;
 
 import dev.locksmith.ExecutionMode;
+import dev.locksmith.Locksmith;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -97,7 +98,10 @@ public interface Workload {
                 unit,
                 library.apply(dsl),
                 library.apply(listened),
-                library.apply(ExecutionMode.using(dsl, ExecutionMode.RAW_JDBC)),
+                library.apply(Locksmith.builder(dsl)
+                        .executionMode(ExecutionMode.RAW_JDBC)
+                        .build()
+                        .dsl()),
                 raw);
     }
 

@@ -4,7 +4,6 @@ import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
 import dev.locksmith.Backoff;
 import dev.locksmith.LockWait;
-import dev.locksmith.TableSchema;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
@@ -51,14 +50,13 @@ final class DemoWorkload implements AutoCloseable {
             return t;
         });
         DemoWorkload demo = new DemoWorkload(timers);
-        String schema = TableSchema.mappedSchema(dsl.settings());
         JobQueueConfig keep = JobQueueConfig.builder()
                 .keepCompleted(true)
                 .retryBackoff(new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(20), 2.0, 0.5))
                 .build();
         JobQueue queue = new JobQueue(dsl, keep);
         for (String name : List.of("emails", "billing", "reports")) {
-            demo.parts.add(JobWorker.builder(dsl, name, (job, tx) -> {
+            demo.parts.add(JobWorker.builder(queue, name, (job, tx) -> {
                         ThreadLocalRandom random = ThreadLocalRandom.current();
                         Thread.sleep(random.nextInt(20, name.equals("reports") ? 400 : 120)); // the "work"
                         if (name.equals("billing") && random.nextInt(100) < 15) {
@@ -71,8 +69,6 @@ final class DemoWorkload implements AutoCloseable {
                     })
                     .threads(2)
                     .handlerFailureLogLevel(org.slf4j.event.Level.DEBUG) // failures are part of the demo
-                    .schema(schema)
-                    .queueConfig(keep)
                     .pollInterval(Duration.ofMillis(500))
                     .build()
                     .start());

@@ -2,6 +2,7 @@ package dev.locksmith.cli;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.Locksmith;
 import dev.locksmith.bench.BenchSession;
 import dev.locksmith.dashboard.Dashboard;
 import dev.locksmith.dashboard.DashboardConfig;
@@ -93,8 +94,8 @@ final class UiCommand implements Callable<Integer> {
                 dsl = DSL.using(pool, SQLDialect.POSTGRES);
                 out.printf("database:  %s%n", settings.jdbcUrl().orElseThrow());
             }
-            DashboardConfig config = DashboardConfig.builder(dsl)
-                    .schema(connection.schema)
+            DashboardConfig config = DashboardConfig.builder(
+                            Locksmith.builder(dsl).schema(connection.schema).build())
                     .readOnly(!allowActions && !useDemo)
                     .title(useDemo ? "locksmith demo" : "locksmith")
                     .build();

@@ -2,32 +2,27 @@ package dev.locksmith.accounts;
 
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
-import dev.locksmith.Isolation;
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import dev.locksmith.codegen.tables.records.AccountsRecord;
 import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
-import dev.locksmith.internal.Savepoints;
 import dev.locksmith.internal.SchemaMapping;
-import dev.locksmith.internal.Sleeper;
 import dev.locksmith.internal.TransactionGuard;
 import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.math.BigDecimal;
-import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.UnaryOperator;
 import org.jooq.DSLContext;
 import org.jooq.InsertValuesStep1;
-import org.jooq.impl.DSL;
 
 /**
  * Balances in the {@code accounts} table, with every locking pattern that keeps concurrent
@@ -64,13 +59,30 @@ import org.jooq.impl.DSL;
 public final class Accounts {
 
     private final DSLContext dsl;
-    private final RetryPolicy policy;
     private final Transactions transactions;
-    private final Distribution.PerLayout<AccountStatements> statements;
-
+    private final TransferRunner runner;
     private final Distribution distribution;
     private final SchemaMapping schema;
     private final Observing observing;
+
+    /**
+     * The accounts in {@code locksmith}'s environment, retried with {@link RetryPolicy#defaults()}.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     */
+    public Accounts(Locksmith locksmith) {
+        this(locksmith.dsl());
+    }
+
+    /**
+     * The accounts in {@code locksmith}'s environment, retried with {@code policy}.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     * @param policy how transfers and compare-and-swap retry
+     */
+    public Accounts(Locksmith locksmith, RetryPolicy policy) {
+        this(locksmith.dsl(), policy);
+    }
 
     /**
      * Accounts on {@code dsl} with {@link RetryPolicy#defaults()}.
@@ -92,13 +104,12 @@ public final class Accounts {
      */
     public Accounts(DSLContext dsl, RetryPolicy policy) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
-        this.policy = Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(policy, "policy");
         this.transactions = new Transactions(dsl, policy);
         this.distribution = new Distribution(dsl, ACCOUNTS, ACCOUNTS.ID.getName());
-        this.statements =
-                distribution.perLayout(new AccountStatements(dsl, false), () -> new AccountStatements(dsl, true));
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
+        this.runner = new TransferRunner(dsl, policy, transactions, distribution, observing);
     }
 
     // ---------------------------------------------------------------- open and read
@@ -313,7 +324,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         BigDecimal value = Amounts.positive("amount", amount);
         Objects.requireNonNull(ctx, "ctx");
-        boolean applied = Transfers.debit(statements(ctx), ctx, id, value);
+        boolean applied = Transfers.debit(runner.statements(ctx), ctx, id, value);
         if (!applied && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
@@ -336,7 +347,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         BigDecimal value = Amounts.positive("amount", amount);
         Objects.requireNonNull(ctx, "ctx");
-        if (!Transfers.credit(statements(ctx), ctx, id, value)) {
+        if (!Transfers.credit(runner.statements(ctx), ctx, id, value)) {
             throw new AccountNotFoundException(id);
         }
         return true;
@@ -362,7 +373,7 @@ public final class Accounts {
         DSLContext ctx = schema.on(tx);
         BigDecimal balance = Amounts.nonNegative("newBalance", newBalance);
         Objects.requireNonNull(ctx, "ctx");
-        boolean applied = Transfers.compareAndSwap(statements(ctx), ctx, id, expectedVersion, balance);
+        boolean applied = Transfers.compareAndSwap(runner.statements(ctx), ctx, id, expectedVersion, balance);
         if (!applied && !exists(ctx, id)) {
             throw new AccountNotFoundException(id);
         }
@@ -395,11 +406,11 @@ public final class Accounts {
         for (int attempt = 1; ; attempt++) {
             Account current = get(ctx, id);
             BigDecimal next = Amounts.nonNegative("new balance", change.apply(current.balance()));
-            if (Transfers.compareAndSwap(statements(ctx), ctx, id, current.version(), next)) {
+            if (Transfers.compareAndSwap(runner.statements(ctx), ctx, id, current.version(), next)) {
                 // Read back for updated_at, which the database sets: Account requires it.
                 return get(ctx, id);
             }
-            pauseBeforeRetry(attempt, id);
+            runner.pauseBeforeRetry(attempt, id);
         }
     }
 
@@ -469,26 +480,8 @@ public final class Accounts {
         Objects.requireNonNull(request, "request");
         return observing.observe(
                 () -> new Operation.Transfer(request.strategy(), true),
-                () -> transferInOwnTransaction(request),
+                () -> runner.ownTransaction(request),
                 Accounts::outcome);
-    }
-
-    private TransferResult transferInOwnTransaction(TransferRequest request) {
-        refuseSerializableOnCitus(dsl, request.strategy());
-        if (request.strategy() == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(
-                    request.from(),
-                    request.to(),
-                    () -> transactions.run(c -> Transfers.attempt(statements(c.dsl()), c.dsl(), request)));
-        }
-        Isolation isolation =
-                request.strategy() == TransferStrategy.SERIALIZABLE ? Isolation.SERIALIZABLE : Isolation.READ_COMMITTED;
-        int[] attempts = {0};
-        TransferResult.Status status = transactions.run(isolation, c -> {
-            attempts[0]++;
-            return Transfers.attempt(statements(c.dsl()), c.dsl(), request);
-        });
-        return new TransferResult(status, attempts[0]);
     }
 
     /**
@@ -544,7 +537,7 @@ public final class Accounts {
         TransactionGuard.requireOpen(ctx, "transfer(ctx, ...)");
         return observing.observe(
                 () -> new Operation.Transfer(request.strategy(), false),
-                () -> transferInCallersTransaction(ctx, request),
+                () -> runner.callersTransaction(ctx, request),
                 Accounts::outcome);
     }
 
@@ -554,28 +547,6 @@ public final class Accounts {
             case INSUFFICIENT_FUNDS -> Outcome.INSUFFICIENT_FUNDS;
             case ALREADY_TRANSFERRED -> Outcome.ALREADY_TRANSFERRED;
         };
-    }
-
-    private TransferResult transferInCallersTransaction(DSLContext ctx, TransferRequest request) {
-        if (request.strategy() == TransferStrategy.OPTIMISTIC) {
-            return optimisticLoop(
-                    request.from(),
-                    request.to(),
-                    () -> Savepoints.unit(ctx, () -> Transfers.attempt(statements(ctx), ctx, request)));
-        }
-        refuseSerializableOnCitus(ctx, request.strategy());
-        if (request.strategy() == TransferStrategy.SERIALIZABLE) {
-            String level = Errors.translating(
-                    () -> ctx.select(DSL.function("current_setting", String.class, DSL.val("transaction_isolation")))
-                            .fetchSingle()
-                            .value1());
-            if (!"serializable".equals(level)) {
-                throw new IllegalStateException(
-                        "SERIALIZABLE transfer in the caller's transaction needs a SERIALIZABLE "
-                                + "transaction, but it is " + level);
-            }
-        }
-        return new TransferResult(Savepoints.unit(ctx, () -> Transfers.attempt(statements(ctx), ctx, request)), 1);
     }
 
     // ---------------------------------------------------------------- internals
@@ -594,54 +565,6 @@ public final class Accounts {
                     .ifPresent(locked::add);
         }
         return locked;
-    }
-
-    /** The statements for where the accounts table is: one server's, or Citus's router-only set. */
-    private AccountStatements statements(DSLContext ctx) {
-        return statements.on(ctx);
-    }
-
-    /**
-     * Citus runs a transaction that touches several workers with each worker's own isolation and
-     * its own commit, so SERIALIZABLE there does not detect a conflict between two transfers
-     * whose rows live on different workers: money could be created or lost. Refused before
-     * anything is sent.
-     */
-    private void refuseSerializableOnCitus(DSLContext ctx, TransferStrategy strategy) {
-        if (strategy == TransferStrategy.SERIALIZABLE && distribution.distributed(ctx)) {
-            throw new UnsupportedOperationException("TransferStrategy.SERIALIZABLE is not supported where Citus "
-                    + "distributes the accounts table: Citus does not make a transaction that spans workers "
-                    + "serializable. Use ATOMIC_GUARD, PESSIMISTIC or OPTIMISTIC (README, \"Scaling out on Citus\")");
-        }
-    }
-
-    @SuppressWarnings("UnusedVariable") // from, to: the conflict names the account that moved
-    private TransferResult optimisticLoop(
-            long from, long to, java.util.function.Supplier<TransferResult.Status> attempt) {
-        for (int n = 1; ; n++) {
-            try {
-                return new TransferResult(Errors.translating(attempt), n);
-            } catch (Transfers.VersionConflict conflict) {
-                pauseBeforeRetry(n, conflict.accountId());
-            }
-        }
-    }
-
-    private void pauseBeforeRetry(int failedAttempts, long accountId) {
-        if (failedAttempts >= policy.maxAttempts()) {
-            throw new OptimisticConflictException(accountId, failedAttempts);
-        }
-        Duration pause =
-                policy.backoff(failedAttempts, ThreadLocalRandom.current().nextDouble());
-        OptimisticConflictException conflict = new OptimisticConflictException(accountId, failedAttempts);
-        policy.listener().onRetry(failedAttempts, conflict, pause);
-        observing.retried(failedAttempts, conflict);
-        try {
-            Sleeper.THREAD_SLEEP.sleep(pause);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new OptimisticConflictException(accountId, failedAttempts);
-        }
     }
 
     static boolean exists(DSLContext tx, long id) {

@@ -1,8 +1,10 @@
 package dev.locksmith.advisory;
 
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.exception.PgErrors;
+import dev.locksmith.internal.Environment;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.TransactionGuard;
 import java.sql.Connection;
@@ -28,7 +30,7 @@ import org.jooq.impl.SQLDataType;
  * closed, and unlocks on that same connection. Behind PgBouncer in transaction pooling mode,
  * session locks are unsafe (the lock stays on a server connection that the pooler hands to
  * other clients, and the unlock may run on a different one); use transaction-scoped locks there,
- * and construct this with {@link AdvisoryLocksConfig.Builder#poolingMode PoolingMode.TRANSACTION} so that the session methods refuse
+ * and build this from a {@link Locksmith} environment with {@link PoolingMode#TRANSACTION}, so that the session methods refuse
  * with {@link IllegalStateException} instead of handing out a lock that does not hold.
  *
  * <p>Waits follow {@link LockWait}: {@code forever()} blocks, {@code upTo(d)} fails with
@@ -47,19 +49,22 @@ public final class AdvisoryLocks {
      * @param dataSource provides the connections session locks hold
      */
     public AdvisoryLocks(DataSource dataSource) {
-        this(dataSource, AdvisoryLocksConfig.defaults());
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.poolingMode = PoolingMode.SESSION;
     }
 
     /**
-     * Advisory locks with other settings; with {@link PoolingMode#TRANSACTION} the session-lock
-     * methods refuse.
+     * Advisory locks in {@code locksmith}'s environment: session locks hold connections of its data
+     * source, and with {@link PoolingMode#TRANSACTION} the session-lock methods refuse.
      *
-     * @param dataSource provides the connections session locks hold
-     * @param config the settings
+     * @param locksmith the environment
+     * @throws IllegalArgumentException when the environment has no data source (it was built from
+     *     a {@code DSLContext} whose connections do not come from one)
      */
-    public AdvisoryLocks(DataSource dataSource, AdvisoryLocksConfig config) {
-        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-        this.poolingMode = Objects.requireNonNull(config, "config").poolingMode();
+    public AdvisoryLocks(Locksmith locksmith) {
+        Environment environment = Environment.of(locksmith.dsl());
+        this.dataSource = environment.requireDataSource("AdvisoryLocks");
+        this.poolingMode = environment.poolingMode();
     }
 
     // ------------------------------------------------------------------ transaction-scoped

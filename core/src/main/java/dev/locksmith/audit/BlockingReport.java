@@ -1,5 +1,6 @@
 package dev.locksmith.audit;
 
+import dev.locksmith.Locksmith;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +23,15 @@ public final class BlockingReport {
     private static final int QUERY_TEXT_LIMIT = 1000;
 
     private final DSLContext dsl;
+
+    /**
+     * A report run on {@code locksmith}'s context.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     */
+    public BlockingReport(Locksmith locksmith) {
+        this(locksmith.dsl());
+    }
 
     /**
      * A report reading through {@code dsl}.

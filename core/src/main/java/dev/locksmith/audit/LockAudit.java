@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
 import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.exception.DeadlockException;
 import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.internal.Durations;
@@ -79,6 +80,16 @@ public final class LockAudit implements AutoCloseable {
     private final ScheduledExecutorService probes;
     private final AuditWriter writer;
     private volatile boolean closed;
+
+    /**
+     * An audit that writes its rows on {@code locksmith}'s context, in transactions of its own.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     * @param config thresholds, probe timing and the write buffer
+     */
+    public LockAudit(Locksmith locksmith, LockAuditConfig config) {
+        this(locksmith.dsl(), config);
+    }
 
     /**
      * An audit probing and writing through {@code auditDsl}: a {@code DSLContext} on a pool or

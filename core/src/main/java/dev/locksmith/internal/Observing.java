@@ -9,6 +9,7 @@ import dev.locksmith.observe.LocksmithObserver;
 import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
+import dev.locksmith.observe.WorkerEvent;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -67,7 +68,7 @@ public final class Observing {
      * @return its observer, made safe to call
      */
     public static Observing of(DSLContext dsl) {
-        return new Observing(LocksmithObserver.of(dsl));
+        return new Observing(Environment.of(dsl).observer());
     }
 
     /** {@return whether there is an observer to tell} */
@@ -111,6 +112,16 @@ public final class Observing {
                         started.error(error);
                     } catch (RuntimeException e) {
                         ignored(e);
+                    }
+                }
+
+                @Override
+                public @Nullable String traceparent() {
+                    try {
+                        return started.traceparent();
+                    } catch (RuntimeException e) {
+                        ignored(e);
+                        return null;
                     }
                 }
             };
@@ -181,6 +192,22 @@ public final class Observing {
             observer.jobEvent(event, job);
         } catch (RuntimeException e) {
             ignored(e);
+        }
+    }
+
+    /**
+     * Reports what a worker's loop did.
+     *
+     * @param event what happened
+     * @param queue the worker's queue
+     */
+    public void workerEvent(WorkerEvent event, String queue) {
+        if (enabled) {
+            try {
+                observer.workerEvent(event, queue);
+            } catch (RuntimeException e) {
+                ignored(e);
+            }
         }
     }
 

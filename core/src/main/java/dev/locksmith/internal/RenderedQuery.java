@@ -105,7 +105,7 @@ public final class RenderedQuery {
         RenderedQuery rendered = parse(
                 renderer.renderNamedParams(query),
                 query instanceof ResultQuery<?> result ? result.fields() : NO_FIELDS,
-                ExecutionMode.of(dsl));
+                Environment.of(dsl).executionMode());
         for (Param<?> param : query.getParams().values()) {
             if (!param.isInline()
                     && param.getParamName() != null

@@ -1,6 +1,6 @@
 package dev.locksmith.jobs;
 
-import dev.locksmith.codegen.tables.records.JobsRecord;
+import dev.locksmith.jobs.engine.JobRow;
 import java.time.OffsetDateTime;
 import java.util.Objects;
 import java.util.Optional;
@@ -8,219 +8,132 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A job as read or claimed. A job returned by a leased claim carries its lease token,
- * {@code leaseId}: a random UUID written to the row by that claim and by no other. Pass the job
- * back to {@link JobQueue#complete}, {@link JobQueue#fail}, {@link JobQueue#heartbeat} or
- * {@link JobQueue#release}, which apply only while the row is running with that very lease id:
- * a job from another claim (an earlier lease that lapsed and was claimed again, the same id in
- * another database, a claim after a release) is never mistaken for it, and a job cannot be
- * forged into a lease without knowing the lease id.
+ * A job as the queue read or claimed it: a value the library produces, never one you construct.
+ * A job returned by a leased claim carries its lease token, {@link #leaseId()}: a random UUID
+ * written to the row by that claim and by no other. Pass the job back to
+ * {@link JobQueue#complete}, {@link JobQueue#fail}, {@link JobQueue#heartbeat} or
+ * {@link JobQueue#release}, which apply only while the row is running with that very lease id: a
+ * job from another claim (an earlier lease that lapsed and was claimed again, the same id in
+ * another database, a claim after a release) is never mistaken for it.
  *
- * <p>Jobs come from the queue; constructing one is meant for unit tests of handlers. A job
- * constructed with someone else's job id and a made-up lease id is refused by every lease
- * operation (the lease id is checked in the database, in the same statement).
+ * <p>To test a handler, give it a job from a claim: enqueue one and claim it
+ * ({@link JobQueue#claim(Claim, java.time.Duration, String)} or
+ * {@link JobQueue#claimInTransaction(org.jooq.DSLContext, Claim)}).
  *
- * @param id job id
- * @param queue queue name
- * @param shard shard number (0 unless the producer chose one)
- * @param kind what kind of work, for the handler to dispatch on
- * @param payload the JSON payload as text
- * @param priority 0 (first) to 1000 (last)
- * @param runAt earliest time it may be claimed (database clock)
- * @param status its status when read
- * @param attempts claims so far in leased mode, counting the current one
- * @param maxAttempts attempts allowed before it fails permanently
- * @param lockedBy the worker holding the lease, if running; null otherwise
- * @param lockedUntil when the lease expires, if running; null otherwise
- * @param uniqueKey the producer's de-duplication key; null if none
- * @param lastError the last failure message; null if it never failed
- * @param createdAt when it was enqueued
- * @param leaseId the lease token of a leased claim; null when the job is not running under a lease
- * @param traceparent the W3C trace context current when the job was enqueued (stored when a
- *     {@link dev.locksmith.observe.LocksmithObserver} supplied one); null otherwise
- * @param orderingKey the key whose jobs run one at a time, in enqueue order
- *     ({@link NewJob.Builder#orderingKey(String)}); null for a job without one
+ * <p>Equal when every field is equal, as a record would be.
  */
-public record Job(
-        long id,
-        String queue,
-        int shard,
-        String kind,
-        String payload,
-        int priority,
-        OffsetDateTime runAt,
-        JobStatus status,
-        int attempts,
-        int maxAttempts,
-        @Nullable String lockedBy,
-        @Nullable OffsetDateTime lockedUntil,
-        @Nullable String uniqueKey,
-        @Nullable String lastError,
-        OffsetDateTime createdAt,
-        @Nullable UUID leaseId,
-        @Nullable String traceparent,
-        @Nullable String orderingKey) {
+public final class Job {
 
-    /**
-     * Checks what the table's constraints guarantee of every job read from it.
-     *
-     * @param id job id
-     * @param queue queue name; not null
-     * @param shard shard number
-     * @param kind what kind of work; not null
-     * @param payload the JSON payload as text
-     * @param priority {@link NewJob#MIN_PRIORITY} to {@link NewJob#MAX_PRIORITY}
-     * @param runAt earliest time it may be claimed
-     * @param status its status; not null
-     * @param attempts zero or more
-     * @param maxAttempts at least 1
-     * @param lockedBy the lease holder, or null
-     * @param lockedUntil the lease's expiry, or null
-     * @param uniqueKey the de-duplication key, or null
-     * @param lastError the last failure message, or null
-     * @param createdAt when it was enqueued
-     * @param leaseId the lease token, or null; a made-up one is refused by every lease operation
-     * @param traceparent the enqueuing trace context, or null
-     * @param orderingKey the ordering key, or null
-     * @throws IllegalArgumentException for attempts, max attempts or priority out of range
-     * @throws NullPointerException when queue, kind or status is null
-     */
-    public Job {
-        Objects.requireNonNull(queue, "queue");
-        Objects.requireNonNull(kind, "kind");
-        Objects.requireNonNull(status, "status");
-        if (attempts < 0) {
-            throw new IllegalArgumentException("attempts must not be negative, was " + attempts);
-        }
-        if (maxAttempts < 1) {
-            throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
-        }
-        if (priority < NewJob.MIN_PRIORITY || priority > NewJob.MAX_PRIORITY) {
-            throw new IllegalArgumentException("priority must be between " + NewJob.MIN_PRIORITY + " and "
-                    + NewJob.MAX_PRIORITY + ", was " + priority);
-        }
+    private final JobRow row;
+
+    /** Only the queue makes jobs, from the columns it read. */
+    Job(JobRow row) {
+        this.row = Objects.requireNonNull(row, "row");
+    }
+
+    /** {@return the job's id} */
+    public long id() {
+        return row.id();
+    }
+
+    /** {@return the queue's name} */
+    public String queue() {
+        return row.queue();
+    }
+
+    /** {@return the shard number: 0 unless the producer chose one, or Citus placed the job} */
+    public int shard() {
+        return row.shard();
+    }
+
+    /** {@return what kind of work: what a handler dispatches on} */
+    public String kind() {
+        return row.kind();
+    }
+
+    /** {@return the JSON payload as text} */
+    public String payload() {
+        return row.payload();
+    }
+
+    /** {@return the priority, {@link NewJob#MIN_PRIORITY} (claimed first) to {@link NewJob#MAX_PRIORITY}} */
+    public int priority() {
+        return row.priority();
+    }
+
+    /** {@return the earliest time it may be claimed (database clock)} */
+    public OffsetDateTime runAt() {
+        return row.runAt();
+    }
+
+    /** {@return its status when read (a claimed job: {@code running} when leased, else {@code pending})} */
+    public JobStatus status() {
+        return row.status();
     }
 
     /**
-     * A job without an ordering key, as jobs were before {@code ordering_key} was added.
+     * The attempts counted so far. For a job in hand (from a claim, in every worker mode) the
+     * attempt now running is counted: 1 on its first run, {@link #maxAttempts()} on its last.
+     * For a job read with {@link JobQueue#find}, the attempts started so far.
      *
-     * @param id job id
-     * @param queue queue name; not null
-     * @param shard shard number
-     * @param kind what kind of work; not null
-     * @param payload the JSON payload as text
-     * @param priority {@link NewJob#MIN_PRIORITY} to {@link NewJob#MAX_PRIORITY}
-     * @param runAt earliest time it may be claimed
-     * @param status its status; not null
-     * @param attempts zero or more
-     * @param maxAttempts at least 1
-     * @param lockedBy the lease holder, or null
-     * @param lockedUntil the lease's expiry, or null
-     * @param uniqueKey the de-duplication key, or null
-     * @param lastError the last failure message, or null
-     * @param createdAt when it was enqueued
-     * @param leaseId the lease token, or null
-     * @param traceparent the enqueuing trace context, or null
-     * @throws IllegalArgumentException for attempts, max attempts or priority out of range
-     * @throws NullPointerException when queue, kind or status is null
+     * @return the attempts, zero or more
      */
-    public Job(
-            long id,
-            String queue,
-            int shard,
-            String kind,
-            String payload,
-            int priority,
-            OffsetDateTime runAt,
-            JobStatus status,
-            int attempts,
-            int maxAttempts,
-            @Nullable String lockedBy,
-            @Nullable OffsetDateTime lockedUntil,
-            @Nullable String uniqueKey,
-            @Nullable String lastError,
-            OffsetDateTime createdAt,
-            @Nullable UUID leaseId,
-            @Nullable String traceparent) {
-        this(
-                id,
-                queue,
-                shard,
-                kind,
-                payload,
-                priority,
-                runAt,
-                status,
-                attempts,
-                maxAttempts,
-                lockedBy,
-                lockedUntil,
-                uniqueKey,
-                lastError,
-                createdAt,
-                leaseId,
-                traceparent,
-                null);
+    public int attempts() {
+        return row.attempts();
+    }
+
+    /** {@return the attempts allowed before it fails for good, at least 1} */
+    public int maxAttempts() {
+        return row.maxAttempts();
+    }
+
+    /** {@return the worker holding the lease while it is running; null otherwise} */
+    public @Nullable String lockedBy() {
+        return row.lockedBy();
+    }
+
+    /** {@return when the lease expires while it is running; null otherwise} */
+    public @Nullable OffsetDateTime lockedUntil() {
+        return row.lockedUntil();
+    }
+
+    /** {@return the producer's de-duplication key; null if none} */
+    public @Nullable String uniqueKey() {
+        return row.uniqueKey();
+    }
+
+    /** {@return the last failure's message; null if it never failed} */
+    public @Nullable String lastError() {
+        return row.lastError();
+    }
+
+    /** {@return when it was enqueued} */
+    public OffsetDateTime createdAt() {
+        return row.createdAt();
+    }
+
+    /** {@return the lease token of a leased claim; null when the job is not running under a lease} */
+    public @Nullable UUID leaseId() {
+        return row.leaseId();
     }
 
     /**
-     * A job without a trace context, as jobs were before {@code traceparent} was added.
+     * The W3C trace context current when the job was enqueued, stored when a
+     * {@link dev.locksmith.observe.LocksmithObserver} supplied one.
      *
-     * @param id job id
-     * @param queue queue name; not null
-     * @param shard shard number
-     * @param kind what kind of work; not null
-     * @param payload the JSON payload as text
-     * @param priority {@link NewJob#MIN_PRIORITY} to {@link NewJob#MAX_PRIORITY}
-     * @param runAt earliest time it may be claimed
-     * @param status its status; not null
-     * @param attempts zero or more
-     * @param maxAttempts at least 1
-     * @param lockedBy the lease holder, or null
-     * @param lockedUntil the lease's expiry, or null
-     * @param uniqueKey the de-duplication key, or null
-     * @param lastError the last failure message, or null
-     * @param createdAt when it was enqueued
-     * @param leaseId the lease token, or null
-     * @throws IllegalArgumentException for attempts, max attempts or priority out of range
-     * @throws NullPointerException when queue, kind or status is null
+     * @return the {@code traceparent}, or null
      */
-    public Job(
-            long id,
-            String queue,
-            int shard,
-            String kind,
-            String payload,
-            int priority,
-            OffsetDateTime runAt,
-            JobStatus status,
-            int attempts,
-            int maxAttempts,
-            @Nullable String lockedBy,
-            @Nullable OffsetDateTime lockedUntil,
-            @Nullable String uniqueKey,
-            @Nullable String lastError,
-            OffsetDateTime createdAt,
-            @Nullable UUID leaseId) {
-        this(
-                id,
-                queue,
-                shard,
-                kind,
-                payload,
-                priority,
-                runAt,
-                status,
-                attempts,
-                maxAttempts,
-                lockedBy,
-                lockedUntil,
-                uniqueKey,
-                lastError,
-                createdAt,
-                leaseId,
-                null,
-                null);
+    public @Nullable String traceparent() {
+        return row.traceparent();
+    }
+
+    /**
+     * The key whose jobs run one at a time, in enqueue order ({@link NewJob.Builder#orderingKey(String)}).
+     *
+     * @return the ordering key, or null for a job without one
+     */
+    public @Nullable String orderingKey() {
+        return row.orderingKey();
     }
 
     /**
@@ -229,29 +142,21 @@ public record Job(
      * @return the worker that holds it
      */
     public Optional<String> lease() {
-        return Optional.ofNullable(lockedBy);
+        return Optional.ofNullable(row.lockedBy());
     }
 
-    @SuppressWarnings("NullAway") // jobs.payload is NOT NULL: the null branch only guards a broken row
-    static Job from(JobsRecord r) {
-        return new Job(
-                r.getId(),
-                r.getQueue(),
-                r.getShard(),
-                r.getKind(),
-                r.getPayload() == null ? null : r.getPayload().data(),
-                r.getPriority(),
-                r.getRunAt(),
-                JobStatus.fromDb(r.getStatus()),
-                r.getAttempts(),
-                r.getMaxAttempts(),
-                r.getLockedBy(),
-                r.getLockedUntil(),
-                r.getUniqueKey(),
-                r.getLastError(),
-                r.getCreatedAt(),
-                r.getLeaseId(),
-                r.getTraceparent(),
-                r.getOrderingKey());
+    @Override
+    public boolean equals(@Nullable Object other) {
+        return other instanceof Job job && row.equals(job.row);
+    }
+
+    @Override
+    public int hashCode() {
+        return row.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return row.toString().replaceFirst("^JobRow", "Job");
     }
 }

@@ -37,16 +37,13 @@ import org.jspecify.annotations.Nullable;
  * A job keeps its ordering key through all four, so a snoozed or retried keyed job still holds
  * back the jobs of its key that came after it.
  *
- * <p>The worker finds a control anywhere in the cause chain of what the handler threw (a framework
+ * <p>The worker finds a control within the first ten causes of what the handler threw (a framework
  * between the handler and the worker may have wrapped it). Controls carry no stack trace: they are
  * decisions, not errors, and cost nothing to throw.
  */
 public final class JobControl extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
-
-    /** How many causes the worker looks through for a control. */
-    private static final int MAX_CAUSES = 10;
 
     /** What the handler asks for. */
     public enum Action {
@@ -121,7 +118,11 @@ public final class JobControl extends RuntimeException {
      */
     public static JobControl retryAfter(Duration delay, Throwable cause) {
         Objects.requireNonNull(cause, "cause");
-        return new JobControl(Action.RETRY, Durations.nonNegative("delay", delay), JobLogging.describe(cause), cause);
+        return new JobControl(
+                Action.RETRY,
+                Durations.nonNegative("delay", delay),
+                dev.locksmith.internal.ErrorTexts.describe(cause),
+                cause);
     }
 
     /**
@@ -142,7 +143,7 @@ public final class JobControl extends RuntimeException {
      */
     public static JobControl failPermanently(Throwable cause) {
         Objects.requireNonNull(cause, "cause");
-        return new JobControl(Action.FAIL, Duration.ZERO, JobLogging.describe(cause), cause);
+        return new JobControl(Action.FAIL, Duration.ZERO, dev.locksmith.internal.ErrorTexts.describe(cause), cause);
     }
 
     /**
@@ -168,20 +169,5 @@ public final class JobControl extends RuntimeException {
     /** {@return why, as kept in {@code last_error}; empty for a snooze} */
     public String reason() {
         return reason;
-    }
-
-    /**
-     * The control in {@code thrown}'s cause chain, if any: the first one found, looking through at
-     * most ten causes.
-     */
-    static @Nullable JobControl find(Throwable thrown) {
-        Throwable t = thrown;
-        for (int depth = 0; t != null && depth < MAX_CAUSES; depth++) {
-            if (t instanceof JobControl control) {
-                return control;
-            }
-            t = t.getCause() == t ? null : t.getCause();
-        }
-        return null;
     }
 }

@@ -1,8 +1,6 @@
 package dev.locksmith.jobs;
 
 import java.util.Locale;
-import org.jooq.Field;
-import org.jooq.impl.DSL;
 
 /** Life cycle of a job row. */
 public enum JobStatus {
@@ -20,20 +18,5 @@ public enum JobStatus {
     /** {@return the value stored in {@code jobs.status}: the constant's name in lower case} */
     public String dbValue() {
         return name().toLowerCase(Locale.ROOT);
-    }
-
-    /**
-     * The value as an SQL literal rather than a bind value. The partial indexes on
-     * {@code jobs} ({@code WHERE status = 'pending'} and the like) serve a statement only when
-     * the planner can prove their predicate from the statement's, which it cannot do for a
-     * bound status in a generic plan: PgJDBC server-prepares a statement from its fifth use on
-     * a connection, and the plan PostgreSQL then caches would scan and sort the whole table.
-     */
-    Field<String> literal() {
-        return DSL.inline(dbValue());
-    }
-
-    static JobStatus fromDb(String value) {
-        return valueOf(value.toUpperCase(Locale.ROOT));
     }
 }

@@ -36,7 +36,9 @@ public interface TwoPhaseJobHandler {
      * @param tx the open transaction that took the job off the queue; do not commit, roll back or
      *     prepare it
      * @throws Exception any failure: the transaction rolls back, the side effect does not run, and
-     *     the failure is recorded as for {@link #performSideEffect} failures
+     *     the failure is recorded as for {@link #performSideEffect} failures; or a
+     *     {@link JobControl} (snooze, retry after a delay, fail for good, cancel), which the worker
+     *     carries out after the rollback, as the other workers do
      */
     default void handleInTransaction(Job job, DSLContext tx) throws Exception {}
 
@@ -49,7 +51,8 @@ public interface TwoPhaseJobHandler {
      * timeout) is then recognised there when the job runs again.
      *
      * @param job the job and its gid
-     * @throws Exception the side effect did not happen (or is safe to repeat under the same key)
+     * @throws Exception the side effect did not happen (or is safe to repeat under the same key);
+     *     a {@link JobControl} is carried out after {@code ROLLBACK PREPARED}
      */
     void performSideEffect(PreparedJob job) throws Exception;
 }

@@ -15,8 +15,6 @@ import org.slf4j.LoggerFactory;
  */
 record Composite(List<LocksmithObserver> observers) implements LocksmithObserver {
 
-    static final String KEY = LocksmithObserver.class.getName();
-
     private static final Logger LOG = LoggerFactory.getLogger("dev.locksmith.observe");
 
     private static <T> void each(List<T> targets, Consumer<T> call) {
@@ -43,6 +41,21 @@ record Composite(List<LocksmithObserver> observers) implements LocksmithObserver
             public void error(Throwable error) {
                 each(started, s -> s.error(error));
             }
+
+            @Override
+            public @Nullable String traceparent() {
+                for (Observation s : started) {
+                    try {
+                        String traceparent = s.traceparent();
+                        if (traceparent != null) {
+                            return traceparent;
+                        }
+                    } catch (RuntimeException e) {
+                        LOG.debug("a LocksmithObserver threw; ignored", e);
+                    }
+                }
+                return null;
+            }
         };
     }
 
@@ -54,6 +67,11 @@ record Composite(List<LocksmithObserver> observers) implements LocksmithObserver
     @Override
     public void jobEvent(JobEvent event, Job job) {
         each(observers, o -> o.jobEvent(event, job));
+    }
+
+    @Override
+    public void workerEvent(WorkerEvent event, String queue) {
+        each(observers, o -> o.workerEvent(event, queue));
     }
 
     @Override

@@ -3,10 +3,6 @@ package dev.locksmith.observe;
 import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.jobs.Job;
 import java.util.List;
-import java.util.Objects;
-import org.jooq.Configuration;
-import org.jooq.DSLContext;
-import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,13 +11,13 @@ import org.jspecify.annotations.Nullable;
  * work, in the middle of it, so it must be quick; what it throws is logged (at DEBUG, logger
  * {@code dev.locksmith.observe}) and otherwise ignored, never failing the operation.
  *
- * <p>An observer travels with the {@code DSLContext} repositories and workers are built from,
- * like {@link dev.locksmith.ExecutionMode}; each reads it once, at construction:
+ * <p>Observers are part of the {@link dev.locksmith.Locksmith} environment that repositories
+ * and workers are built from; each reads it once, at construction:
  *
  * <pre>{@code
- * DSLContext observed = LocksmithObserver.using(dsl, LocksmithObserver.all(metrics, tracing));
- * JobQueue queue = new JobQueue(observed);
- * JobWorker worker = JobWorker.builder(observed, "emails", handler).build();
+ * Locksmith locksmith = Locksmith.builder(dataSource).observer(metrics, tracing).build();
+ * JobQueue queue = new JobQueue(locksmith);
+ * JobWorker worker = JobWorker.builder(queue, "emails", handler).build();
  * }</pre>
  */
 public interface LocksmithObserver {
@@ -57,6 +53,15 @@ public interface LocksmithObserver {
      * @param job the job, as the caller held it (for {@link JobEvent#CLAIMED}, as claimed)
      */
     default void jobEvent(JobEvent event, Job job) {}
+
+    /**
+     * A worker's loop did something worth counting: its LISTEN connection is up, a claim came back
+     * short, a waiting thread woke (and why).
+     *
+     * @param event what happened
+     * @param queue the worker's queue
+     */
+    default void workerEvent(WorkerEvent event, String queue) {}
 
     /**
      * {@code JobQueue.rescueExpired} took back jobs whose lease had expired.
@@ -106,36 +111,5 @@ public interface LocksmithObserver {
     static LocksmithObserver all(LocksmithObserver... observers) {
         List<LocksmithObserver> list = List.of(observers);
         return list.size() == 1 ? list.get(0) : new Composite(list);
-    }
-
-    /**
-     * A {@code DSLContext} like {@code dsl} whose repositories and workers report to
-     * {@code observer}; everything else of {@code dsl}'s configuration is kept. It replaces any
-     * observer {@code dsl} already carried: combine several with {@link #all}.
-     *
-     * @param dsl the context to derive from
-     * @param observer the observer; {@link #NONE} to observe nothing
-     * @return a context carrying {@code observer}
-     */
-    static DSLContext using(DSLContext dsl, LocksmithObserver observer) {
-        Objects.requireNonNull(dsl, "dsl");
-        Objects.requireNonNull(observer, "observer");
-        if (of(dsl) == observer) {
-            return dsl;
-        }
-        Configuration derived = dsl.configuration().derive();
-        derived.data(Composite.KEY, observer);
-        return DSL.using(derived);
-    }
-
-    /**
-     * The observer a context carries.
-     *
-     * @param dsl the context
-     * @return the observer given to {@link #using}, else {@link #NONE}
-     */
-    static LocksmithObserver of(DSLContext dsl) {
-        Objects.requireNonNull(dsl, "dsl");
-        return dsl.configuration().data(Composite.KEY) instanceof LocksmithObserver observer ? observer : NONE;
     }
 }

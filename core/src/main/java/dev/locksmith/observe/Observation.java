@@ -30,4 +30,15 @@ public interface Observation {
      *     failures; for a handler, whatever the handler threw)
      */
     void error(Throwable error);
+
+    /**
+     * The W3C {@code traceparent} of the span this observation records, for work that continues
+     * elsewhere and links back to it (a leased worker's batched completion links to the handler
+     * runs it completes: {@link Operation.CompleteJobs#links()}).
+     *
+     * @return the span's {@code traceparent}, or null (the default) when there is none
+     */
+    default @org.jspecify.annotations.Nullable String traceparent() {
+        return null;
+    }
 }

@@ -102,20 +102,31 @@ public sealed interface Operation
     }
 
     /**
-     * {@code JobQueue.complete} or {@code completeAll} of leased jobs. Ends {@link Outcome#OK}
-     * when at least one was completed, {@link Outcome#LEASE_LOST} when none was still held.
+     * {@code JobQueue.complete} or {@code completeAll} of leased jobs, or a leased worker's
+     * completion of one job in its handler's transaction or of a batch of jobs whose handlers
+     * wrote nothing. Ends {@link Outcome#OK} when at least one was completed,
+     * {@link Outcome#LEASE_LOST} when none was still held.
+     *
+     * <p>A batched completion runs on the worker's completer thread after the handlers ended, so
+     * it has no parent operation: {@code links} carries the trace contexts of the handler runs it
+     * completes ({@link Observation#traceparent()}), for a tracer to link to, as OpenTelemetry's
+     * convention for a batch that settles messages received by several consumers does.
      *
      * @param jobs the jobs to complete, at least one
+     * @param links W3C {@code traceparent}s of the handler runs this completion settles; empty when
+     *     it runs inside the handler's own operation, or none was traced
      */
-    record CompleteJobs(List<Job> jobs) implements Operation {
+    record CompleteJobs(List<Job> jobs, List<String> links) implements Operation {
         /**
-         * Copies the list.
+         * Copies the lists.
          *
          * @param jobs the jobs to complete, at least one
+         * @param links the handler runs' trace contexts, possibly none
          * @throws IllegalArgumentException when {@code jobs} is empty
          */
         public CompleteJobs {
             jobs = List.copyOf(jobs);
+            links = List.copyOf(links);
             if (jobs.isEmpty()) {
                 throw new IllegalArgumentException("a completion has at least one job");
             }

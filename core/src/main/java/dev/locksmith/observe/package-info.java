@@ -1,8 +1,7 @@
 /**
  * Observation of locksmith's repositories and workers, for metrics and traces: a
- * {@link dev.locksmith.observe.LocksmithObserver} travels with the {@code DSLContext} the
- * repositories and workers are built from ({@link dev.locksmith.observe.LocksmithObserver#using}),
- * is told when operations start and end (claims, handler runs, completions, failures, transfers,
+ * {@link dev.locksmith.observe.LocksmithObserver}, part of the {@link dev.locksmith.Locksmith}
+ * environment the repositories and workers are built from, is told when operations start and end (claims, handler runs, completions, failures, transfers,
  * pool acquires, row locks) and of the events between them (jobs enqueued, claimed, completed,
  * retried, failed, leases lost, jobs rescued, retries, deadlocks and lock timeouts).
  *

@@ -3,6 +3,7 @@ package dev.locksmith.pool;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 
 import dev.locksmith.Backoff;
+import dev.locksmith.Locksmith;
 import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
 import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.internal.Binds;
@@ -70,6 +71,25 @@ public final class ChannelAccountPool {
 
     private final Distribution distribution;
     private final Observing observing;
+
+    /**
+     * A pool in {@code locksmith}'s environment with the default settings.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     */
+    public ChannelAccountPool(Locksmith locksmith) {
+        this(locksmith.dsl());
+    }
+
+    /**
+     * A pool in {@code locksmith}'s environment with other settings.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     * @param config the pool's settings
+     */
+    public ChannelAccountPool(Locksmith locksmith, ChannelAccountPoolConfig config) {
+        this(locksmith.dsl(), config);
+    }
 
     /**
      * A pool on {@code dsl} with the constant-cost, evenly spreading

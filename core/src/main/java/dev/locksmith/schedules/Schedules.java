@@ -2,6 +2,7 @@ package dev.locksmith.schedules;
 
 import static dev.locksmith.codegen.Tables.SCHEDULES;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.codegen.tables.records.SchedulesRecord;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.SchemaMapping;
@@ -53,6 +54,25 @@ public final class Schedules {
     private final SchedulesConfig config;
     private final SchemaMapping schema;
     private final Ticker ticker;
+
+    /**
+     * Schedules in {@code locksmith}'s environment with the default settings.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     */
+    public Schedules(Locksmith locksmith) {
+        this(locksmith.dsl());
+    }
+
+    /**
+     * Schedules in {@code locksmith}'s environment with other settings.
+     *
+     * @param locksmith the environment: schema, execution mode, observer
+     * @param config the settings
+     */
+    public Schedules(Locksmith locksmith, SchedulesConfig config) {
+        this(locksmith.dsl(), config);
+    }
 
     /**
      * Schedules on {@code dsl} with {@link SchedulesConfig#defaults()}.

@@ -134,7 +134,12 @@ class RenderedQueryTest {
     void theExecutionModeIsTheConstructionContextsAndJooqByDefault() {
         var query = dsl.selectOne().where(DSL.param("a", SQLDataType.INTEGER).eq(DSL.inline(1)));
         assertThat(RenderedQuery.of(dsl, query).mode()).isEqualTo(dev.locksmith.ExecutionMode.JOOQ);
-        assertThat(RenderedQuery.of(dev.locksmith.ExecutionMode.using(dsl, dev.locksmith.ExecutionMode.RAW_JDBC), query)
+        assertThat(RenderedQuery.of(
+                                dev.locksmith.Locksmith.builder(dsl)
+                                        .executionMode(dev.locksmith.ExecutionMode.RAW_JDBC)
+                                        .build()
+                                        .dsl(),
+                                query)
                         .mode())
                 .isEqualTo(dev.locksmith.ExecutionMode.RAW_JDBC);
     }

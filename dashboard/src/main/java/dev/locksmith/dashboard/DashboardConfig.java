@@ -1,12 +1,12 @@
 package dev.locksmith.dashboard;
 
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import java.time.Duration;
 import java.util.Objects;
 import org.jooq.DSLContext;
 
 /**
- * What a dashboard reads and what it may do, built with {@link #builder(DSLContext)}. Immutable;
+ * What a dashboard reads and what it may do, built with {@link #builder(Locksmith)}. Immutable;
  * shared by the {@link Dashboard} server and the {@link DashboardServlet}.
  *
  * <p>Defaults: read-only (no action is offered, and every action request is refused with 403),
@@ -16,6 +16,7 @@ import org.jooq.DSLContext;
 public final class DashboardConfig {
 
     private final DSLContext dsl;
+    private final String schema;
     private final boolean readOnly;
     private final Duration refreshInterval;
     private final Duration statementTimeout;
@@ -24,7 +25,8 @@ public final class DashboardConfig {
     private final String title;
 
     private DashboardConfig(Builder b) {
-        this.dsl = TableSchema.using(b.dsl, b.schema);
+        this.dsl = b.locksmith.dsl();
+        this.schema = b.locksmith.schema();
         this.readOnly = b.readOnly;
         this.refreshInterval = b.refreshInterval;
         this.statementTimeout = b.statementTimeout;
@@ -34,16 +36,27 @@ public final class DashboardConfig {
     }
 
     /**
-     * A builder for a dashboard on {@code dsl}'s database.
+     * A builder for a dashboard in {@code locksmith}'s environment: its schema says where
+     * locksmith's tables are.
      *
-     * @param dsl a {@code DSLContext} on a pool or data source (not a transaction): each page
+     * @param locksmith an environment on a pool or data source (not a transaction): each page
      *     borrows a connection for a read-only transaction of its own, and each action for one
-     *     transaction. Its schema mapping (see {@link TableSchema}) says where locksmith's tables
-     *     are, unless {@link Builder#schema(String)} names the schema.
+     *     transaction
+     * @return a new builder with the defaults listed on the class
+     */
+    public static Builder builder(Locksmith locksmith) {
+        return new Builder(Objects.requireNonNull(locksmith, "locksmith"));
+    }
+
+    /**
+     * A builder for a dashboard on {@code dsl}'s database, locksmith's tables in the default
+     * schema: {@code builder(Locksmith.of(dsl))}.
+     *
+     * @param dsl a {@code DSLContext} on a pool or data source (not a transaction)
      * @return a new builder with the defaults listed on the class
      */
     public static Builder builder(DSLContext dsl) {
-        return new Builder(Objects.requireNonNull(dsl, "dsl"));
+        return builder(Locksmith.of(Objects.requireNonNull(dsl, "dsl")));
     }
 
     /** {@return the {@code DSLContext} the dashboard uses, rendering locksmith's tables in {@link #schema()}} */
@@ -53,7 +66,7 @@ public final class DashboardConfig {
 
     /** {@return the schema of locksmith's tables} */
     public String schema() {
-        return TableSchema.mappedSchema(dsl.settings());
+        return schema;
     }
 
     /** {@return true when no action (retry, cancel, delete) is allowed} */
@@ -95,8 +108,7 @@ public final class DashboardConfig {
 
     /** Builds a {@link DashboardConfig}; each setter validates its argument and names it when refusing. */
     public static final class Builder {
-        private final DSLContext dsl;
-        private String schema;
+        private final Locksmith locksmith;
         private boolean readOnly = true;
         private Duration refreshInterval = Duration.ofSeconds(2);
         private Duration statementTimeout = Duration.ofSeconds(5);
@@ -104,24 +116,8 @@ public final class DashboardConfig {
         private int countCap = 10_000;
         private String title = "locksmith";
 
-        private Builder(DSLContext dsl) {
-            this.dsl = dsl;
-            this.schema = TableSchema.mappedSchema(dsl.settings());
-        }
-
-        /**
-         * The schema locksmith's tables live in (default: the one {@code dsl}'s settings map to,
-         * else {@value TableSchema#DEFAULT}).
-         *
-         * @param schema a lower-case unquoted identifier
-         * @return this builder
-         * @throws IllegalArgumentException when {@code schema} is not a valid schema name
-         */
-        public Builder schema(String schema) {
-            // Validated now, so that a bad name fails here and not at the first page.
-            TableSchema.using(dsl, Objects.requireNonNull(schema, "schema"));
-            this.schema = schema;
-            return this;
+        private Builder(Locksmith locksmith) {
+            this.locksmith = locksmith;
         }
 
         /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -119,15 +120,20 @@ class DashboardBrowserTest {
                     // The test lets jobs through in two steps, so that the page shows the counts
                     // part-way through the drain, whatever the machine's speed.
                     Semaphore letThrough = new Semaphore(100);
-                    try (JobWorker worker = JobWorker.builder(db.pool, "emails", (job, tx) -> {
-                                if (!letThrough.tryAcquire(WAIT.toSeconds(), TimeUnit.SECONDS)) {
-                                    throw new IllegalStateException("the test did not let the job through");
-                                }
-                                drained.countDown();
-                            })
+                    try (JobWorker worker = JobWorker.builder(
+                                    new JobQueue(
+                                            Locksmith.of(db.pool),
+                                            JobQueueConfig.builder()
+                                                    .keepCompleted(true)
+                                                    .build()),
+                                    "emails",
+                                    (job, tx) -> {
+                                        if (!letThrough.tryAcquire(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+                                            throw new IllegalStateException("the test did not let the job through");
+                                        }
+                                        drained.countDown();
+                                    })
                             .threads(3)
-                            .queueConfig(
-                                    JobQueueConfig.builder().keepCompleted(true).build())
                             .build()
                             .start()) {
                         wait.until(d -> !text(d, "total-done").equals(doneBefore)

@@ -8,7 +8,7 @@ import static dev.locksmith.codegen.Tables.SCHEDULES;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobStatus;
@@ -55,10 +55,10 @@ class DashboardPagesTest {
     @BeforeAll
     void start() {
         db = TestDatabase.migrated("pages", "ops", 10);
-        dsl = TableSchema.using(db.dsl, "ops");
+        dsl = Locksmith.builder(db.dsl).schema("ops").build().dsl();
         queue = new JobQueue(dsl);
-        readOnly = Dashboard.builder(DashboardConfig.builder(db.dsl)
-                        .schema("ops")
+        readOnly = Dashboard.builder(DashboardConfig.builder(
+                                Locksmith.builder(db.dsl).schema("ops").build())
                         .pageSize(50)
                         .build())
                 .port(0)

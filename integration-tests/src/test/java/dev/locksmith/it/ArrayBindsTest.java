@@ -3,8 +3,10 @@ package dev.locksmith.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.ExecutionMode;
+import dev.locksmith.Locksmith;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.it.support.DatabaseTest;
 import java.sql.Array;
 import java.util.Arrays;
 import java.util.List;
@@ -65,7 +67,7 @@ class ArrayBindsTest extends DatabaseTest {
                     private static final long serialVersionUID = 1L;
                 }));
             }
-            assertThat(ExecutionMode.of(ctx)).isEqualTo(ExecutionMode.JOOQ);
+            assertThat(Locksmith.of(ctx).executionMode()).isEqualTo(ExecutionMode.JOOQ);
             RenderedQuery echo = RenderedQuery.of(
                     ctx,
                     ctx.select(

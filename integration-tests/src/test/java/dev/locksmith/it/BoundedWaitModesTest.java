@@ -12,6 +12,8 @@ import dev.locksmith.advisory.SessionLock;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
 import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.time.Duration;

@@ -15,6 +15,8 @@ import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.exception.CommitOutcomeUnknownException;
 import dev.locksmith.exception.ConnectionTerminatedException;
 import dev.locksmith.exception.DatabaseException;
+import dev.locksmith.it.support.CuttingProxy;
+import dev.locksmith.it.support.DatabaseTest;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.sql.SQLException;

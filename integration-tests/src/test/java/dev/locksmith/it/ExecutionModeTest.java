@@ -6,10 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.ExecutionMode;
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.accounts.Account;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferStrategy;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
+import dev.locksmith.it.support.RecordingJdbc;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
@@ -207,7 +210,10 @@ class ExecutionModeTest extends DatabaseTest {
     @Test
     void rawJdbcSendsTheSameStatementsButListenersSeeNoneOfTheHotOnes() {
         Map<String, Observed> throughJooq = workload(userDsl);
-        DSLContext raw = ExecutionMode.using(userDsl, ExecutionMode.RAW_JDBC);
+        DSLContext raw = Locksmith.builder(userDsl)
+                .executionMode(ExecutionMode.RAW_JDBC)
+                .build()
+                .dsl();
         Map<String, Observed> throughJdbc = workload(raw);
 
         assertThat(throughJdbc.keySet()).isEqualTo(throughJooq.keySet());
@@ -266,20 +272,38 @@ class ExecutionModeTest extends DatabaseTest {
 
     @Test
     void theModeTravelsWithTheDslContextAndLeavesTheOriginalAlone() {
-        DSLContext raw = ExecutionMode.using(userDsl, ExecutionMode.RAW_JDBC);
-        assertThat(ExecutionMode.of(userDsl)).isEqualTo(ExecutionMode.JOOQ);
-        assertThat(ExecutionMode.of(raw)).isEqualTo(ExecutionMode.RAW_JDBC);
-        assertThat(ExecutionMode.of(TableSchema.using(raw, "elsewhere"))).isEqualTo(ExecutionMode.RAW_JDBC);
-        assertThat(ExecutionMode.using(raw, ExecutionMode.RAW_JDBC)).isSameAs(raw);
-        assertThat(ExecutionMode.of(ExecutionMode.using(raw, ExecutionMode.JOOQ)))
+        DSLContext raw = Locksmith.builder(userDsl)
+                .executionMode(ExecutionMode.RAW_JDBC)
+                .build()
+                .dsl();
+        assertThat(Locksmith.of(userDsl).executionMode()).isEqualTo(ExecutionMode.JOOQ);
+        assertThat(Locksmith.of(raw).executionMode()).isEqualTo(ExecutionMode.RAW_JDBC);
+        assertThat(Locksmith.of(Locksmith.builder(raw)
+                                .schema("elsewhere")
+                                .build()
+                                .dsl())
+                        .executionMode())
+                .isEqualTo(ExecutionMode.RAW_JDBC);
+        assertThat(Locksmith.of(Locksmith.builder(raw)
+                                .executionMode(ExecutionMode.RAW_JDBC)
+                                .build()
+                                .dsl())
+                        .executionMode())
+                .isEqualTo(ExecutionMode.RAW_JDBC);
+        assertThat(Locksmith.of(Locksmith.builder(raw)
+                                .executionMode(ExecutionMode.JOOQ)
+                                .build()
+                                .dsl())
+                        .executionMode())
                 .isEqualTo(ExecutionMode.JOOQ);
-        assertThat(ExecutionMode.using(userDsl, ExecutionMode.JOOQ)).isSameAs(userDsl);
+        assertThat(Locksmith.of(userDsl).executionMode()).isEqualTo(ExecutionMode.JOOQ);
     }
 
     @ParameterizedTest
     @EnumSource(ExecutionMode.class)
     void eachModeRunsInTheCallersTransaction(ExecutionMode mode) {
-        DSLContext repositoryDsl = ExecutionMode.using(userDsl, mode);
+        DSLContext repositoryDsl =
+                Locksmith.builder(userDsl).executionMode(mode).build().dsl();
         JobQueue queue = new JobQueue(repositoryDsl);
         long id = queue.enqueue(userDsl, NewJob.of("it-tx", "a"));
         assertThatThrownBy(() -> userDsl.transaction(c -> {

@@ -16,6 +16,7 @@ import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobControl;

@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import dev.locksmith.exception.CommitOutcomeUnknownException;
+import dev.locksmith.it.support.DatabaseTest;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.LockWait;
 import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
 import java.math.BigDecimal;
 import java.time.Duration;
 import org.jooq.DSLContext;

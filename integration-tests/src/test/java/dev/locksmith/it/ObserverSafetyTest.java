@@ -3,7 +3,9 @@ package dev.locksmith.it;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.exception.LocksmithException;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
@@ -103,7 +105,10 @@ class ObserverSafetyTest extends DatabaseTest {
     @Test
     void aThrowingObserverFailsNothingAndTheNextObserverIsStillTold() {
         Recording recording = new Recording();
-        JobQueue queue = new JobQueue(LocksmithObserver.using(dsl, LocksmithObserver.all(new Throwing(), recording)));
+        JobQueue queue = new JobQueue(Locksmith.builder(dsl)
+                .observer(LocksmithObserver.all(new Throwing(), recording))
+                .build()
+                .dsl());
 
         queue.enqueueAll(dsl, List.of(NewJob.of("safe", "k"), NewJob.of("safe", "k")));
         List<Job> claimed = queue.claim("safe", 10, Duration.ofMinutes(1), "w");
@@ -128,16 +133,19 @@ class ObserverSafetyTest extends DatabaseTest {
     @Test
     void usingNoneReplacesAnObserverAndNothingIsReported() {
         Recording recording = new Recording();
-        DSLContext observed = LocksmithObserver.using(dsl, recording);
-        DSLContext unobserved = LocksmithObserver.using(observed, LocksmithObserver.NONE);
+        DSLContext observed = Locksmith.builder(dsl).observer(recording).build().dsl();
+        DSLContext unobserved = Locksmith.builder(observed)
+                .observer(LocksmithObserver.NONE)
+                .build()
+                .dsl();
         JobQueue queue = new JobQueue(unobserved);
 
         queue.enqueue(dsl, NewJob.of("quiet", "k"));
         List<Job> claimed = queue.claim("quiet", 1, Duration.ofMinutes(1), "w");
         dsl.transaction(c -> queue.complete(c.dsl(), claimed.get(0)));
 
-        assertThat(LocksmithObserver.of(observed)).isSameAs(recording);
-        assertThat(LocksmithObserver.of(unobserved)).isSameAs(LocksmithObserver.NONE);
+        assertThat(Locksmith.of(observed).observer()).isSameAs(recording);
+        assertThat(Locksmith.of(unobserved).observer()).isSameAs(LocksmithObserver.NONE);
         assertThat(claimed).hasSize(1);
         assertThat(recording.seen).isEmpty();
     }

@@ -7,14 +7,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.accounts.Account;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
-import dev.locksmith.advisory.AdvisoryLocksConfig;
 import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
@@ -146,10 +150,7 @@ class PgBouncerTest extends DatabaseTest {
     @Test
     void aTransactionScopedAdvisoryLockExcludesAcrossPooledSessions() throws Exception {
         AdvisoryLocks locks = new AdvisoryLocks(
-                bouncer,
-                AdvisoryLocksConfig.builder()
-                        .poolingMode(PoolingMode.TRANSACTION)
-                        .build());
+                Locksmith.builder(bouncer).poolingMode(PoolingMode.TRANSACTION).build());
         AdvisoryKey key = AdvisoryKey.of("pgbouncer", "counter");
         long id = new Accounts(viaBouncer).open(BigDecimal.ZERO).id();
         Concurrently.run(THREADS, 120, thread -> {
@@ -197,15 +198,16 @@ class PgBouncerTest extends DatabaseTest {
     @Test
     void sessionScopedFeaturesDeclaredTransactionModeRefuse() {
         AdvisoryLocks locks = new AdvisoryLocks(
-                bouncer,
-                AdvisoryLocksConfig.builder()
-                        .poolingMode(PoolingMode.TRANSACTION)
-                        .build());
+                Locksmith.builder(bouncer).poolingMode(PoolingMode.TRANSACTION).build());
         assertThatThrownBy(() -> locks.lockSession(AdvisoryKey.of("pgbouncer", "s"), LockWait.forever()))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("PoolingMode.TRANSACTION");
-        assertThatThrownBy(() -> JobWorker.builder(bouncer, "q", (job, tx) -> {})
-                        .poolingMode(PoolingMode.TRANSACTION)
+        assertThatThrownBy(() -> JobWorker.builder(
+                                new JobQueue(Locksmith.builder(bouncer)
+                                        .poolingMode(PoolingMode.TRANSACTION)
+                                        .build()),
+                                "q",
+                                (job, tx) -> {})
                         .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("LISTEN");

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
-import dev.locksmith.advisory.AdvisoryLocksConfig;
 import dev.locksmith.advisory.SessionLock;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.TransactionalWorker;
 import org.junit.jupiter.api.Test;
@@ -25,10 +27,7 @@ class PoolingModeTest extends DatabaseTest {
     @Test
     void sessionAdvisoryLocksRefuseInTransactionModeAndTransactionLocksWork() {
         AdvisoryLocks locks = new AdvisoryLocks(
-                pool,
-                AdvisoryLocksConfig.builder()
-                        .poolingMode(PoolingMode.TRANSACTION)
-                        .build());
+                Locksmith.builder(pool).poolingMode(PoolingMode.TRANSACTION).build());
         assertThatThrownBy(() -> locks.lockSession(KEY, LockWait.forever()))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("session advisory lock")
@@ -46,10 +45,7 @@ class PoolingModeTest extends DatabaseTest {
         });
         assertThat(sharedToo).isTrue();
         try (SessionLock session = new AdvisoryLocks(
-                        pool,
-                        AdvisoryLocksConfig.builder()
-                                .poolingMode(PoolingMode.SESSION)
-                                .build())
+                        Locksmith.builder(pool).poolingMode(PoolingMode.SESSION).build())
                 .lockSession(KEY, LockWait.forever())) {
             assertThat(session.key()).isEqualTo(KEY);
         }
@@ -57,25 +53,41 @@ class PoolingModeTest extends DatabaseTest {
 
     @Test
     void aWorkerRefusesListenInTransactionModeAndBuildsWithPolling() {
-        assertThatThrownBy(() -> JobWorker.builder(pool, "q", (job, tx) -> {})
-                        .poolingMode(PoolingMode.TRANSACTION)
+        assertThatThrownBy(() -> JobWorker.builder(
+                                new JobQueue(Locksmith.builder(pool)
+                                        .poolingMode(PoolingMode.TRANSACTION)
+                                        .build()),
+                                "q",
+                                (job, tx) -> {})
                         .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("LISTEN")
                 .hasMessageContaining("listen(false)");
-        try (JobWorker polling = JobWorker.builder(pool, "q", (job, tx) -> {})
-                .poolingMode(PoolingMode.TRANSACTION)
+        try (JobWorker polling = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool)
+                                .poolingMode(PoolingMode.TRANSACTION)
+                                .build()),
+                        "q",
+                        (job, tx) -> {})
                 .listen(false)
                 .build()) {
             assertThat(polling).isNotNull();
         }
-        assertThatThrownBy(() -> TransactionalWorker.builder(pool, "q", (jobs, tx) -> {})
-                        .poolingMode(PoolingMode.TRANSACTION)
+        assertThatThrownBy(() -> TransactionalWorker.builder(
+                                new JobQueue(Locksmith.builder(pool)
+                                        .poolingMode(PoolingMode.TRANSACTION)
+                                        .build()),
+                                "q",
+                                (jobs, tx) -> {})
                         .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("LISTEN");
-        assertThat(TransactionalWorker.builder(pool, "q", (jobs, tx) -> {})
-                        .poolingMode(PoolingMode.TRANSACTION)
+        assertThat(TransactionalWorker.builder(
+                                new JobQueue(Locksmith.builder(pool)
+                                        .poolingMode(PoolingMode.TRANSACTION)
+                                        .build()),
+                                "q",
+                                (jobs, tx) -> {})
                         .listen(false)
                         .build())
                 .isNotNull();

@@ -3,6 +3,7 @@ package dev.locksmith.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.schema.AppliedChangeSet;
 import dev.locksmith.schema.LocksmithSchema;

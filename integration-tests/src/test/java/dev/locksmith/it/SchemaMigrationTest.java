@@ -2,6 +2,8 @@ package dev.locksmith.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.schema.AppliedChangeSet;
 import dev.locksmith.schema.LocksmithSchema;

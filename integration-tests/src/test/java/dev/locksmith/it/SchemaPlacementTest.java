@@ -4,11 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.accounts.Account;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.exception.SchemaNotAppliedException;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
@@ -99,7 +100,8 @@ class SchemaPlacementTest {
                         "lock_wait_event",
                         "deadlock_event");
 
-        DSLContext mapped = TableSchema.using(dsl, "billing_locks");
+        DSLContext mapped =
+                Locksmith.builder(dsl).schema("billing_locks").build().dsl();
         JobQueue queue = new JobQueue(mapped);
         long id = queue.enqueue(dsl, NewJob.of("q", "k")); // a caller's plain DSLContext is mapped too
         Job leased = queue.claim("q", 1, Duration.ofMinutes(1), "w").get(0);
@@ -127,9 +129,12 @@ class SchemaPlacementTest {
 
         CountDownLatch handled = new CountDownLatch(1);
         queue.enqueue(dsl, NewJob.of("worked", "k"));
-        try (JobWorker worker = JobWorker.builder(pool, "worked", (job, tx) -> handled.countDown())
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(
+                                Locksmith.builder(pool).schema("billing_locks").build()),
+                        "worked",
+                        (job, tx) -> handled.countDown())
                 .threads(1)
-                .schema("billing_locks")
                 .listen(false)
                 .pollInterval(Duration.ofMillis(50))
                 .build()
@@ -226,7 +231,9 @@ class SchemaPlacementTest {
                     .as(bad)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("schema");
-            assertThatThrownBy(() -> TableSchema.using(dsl, bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> Locksmith.builder(dsl).schema(bad).build().dsl())
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class);
         }
         for (String reserved : List.of("select", "user", "table")) {
             assertThatThrownBy(() -> LocksmithSchema.migrate(pool, reserved, EnumSet.allOf(SchemaModule.class)))

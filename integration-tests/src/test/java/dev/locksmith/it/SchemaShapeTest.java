@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.locksmith.codegen.Locksmith;
 import dev.locksmith.exception.CheckViolationException;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.it.support.DatabaseTest;
 import java.math.BigDecimal;
 import java.time.OffsetDateTime;
 import java.util.Map;

@@ -2,6 +2,7 @@ package dev.locksmith.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.provisioning.ScratchDatabases;

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.locksmith.ExecutionMode;
 import dev.locksmith.Isolation;
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.RetryPolicy;
 import dev.locksmith.Transactions;
 import dev.locksmith.accounts.Account;
@@ -25,6 +26,8 @@ import dev.locksmith.audit.BlockingReport;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
 import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
@@ -123,8 +126,10 @@ class UserSettingsTest extends DatabaseTest {
         if (route == Route.DEFAULT_LISTENED) {
             configuration.set(new ExecuteListener() {});
         }
-        return ExecutionMode.using(
-                DSL.using(configuration), route == Route.RAW_JDBC ? ExecutionMode.RAW_JDBC : ExecutionMode.JOOQ);
+        return Locksmith.builder(DSL.using(configuration))
+                .executionMode(route == Route.RAW_JDBC ? ExecutionMode.RAW_JDBC : ExecutionMode.JOOQ)
+                .build()
+                .dsl();
     }
 
     @ParameterizedTest(name = "{0}, {2}")

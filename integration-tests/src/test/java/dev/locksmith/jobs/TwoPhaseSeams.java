@@ -1,5 +1,7 @@
 package dev.locksmith.jobs;
 
+import dev.locksmith.jobs.runtime.TwoPhaseMode;
+
 /**
  * Reaches {@link TwoPhaseWorker}'s package-private test seam from the tests of other packages:
  * a hook between the steps of a job, on the worker's thread. Not API: it lives in the test
@@ -32,7 +34,7 @@ public final class TwoPhaseSeams {
 
     /** {@code builder}, with {@code hook} run before each job's COMMIT or ROLLBACK PREPARED. */
     public static TwoPhaseWorker.Builder beforeFinish(TwoPhaseWorker.Builder builder, BeforeFinish hook) {
-        return builder.seam(new TwoPhaseWorker.Seam() {
+        return builder.seam(new TwoPhaseMode.Seam() {
             @Override
             public void beforeFinish(PreparedJob job, boolean commit, int backendPid) {
                 unchecked(() -> hook.run(job, commit, backendPid));
@@ -42,7 +44,7 @@ public final class TwoPhaseSeams {
 
     /** {@code builder}, with {@code hook} run after each job's PREPARE TRANSACTION. */
     public static TwoPhaseWorker.Builder afterPrepare(TwoPhaseWorker.Builder builder, AfterPrepare hook) {
-        return builder.seam(new TwoPhaseWorker.Seam() {
+        return builder.seam(new TwoPhaseMode.Seam() {
             @Override
             public void afterPrepare(PreparedJob job, int backendPid) {
                 unchecked(() -> hook.run(job, backendPid));

@@ -3,8 +3,8 @@ package dev.locksmith.pool;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.Concurrently;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.DatabaseTest;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashMap;

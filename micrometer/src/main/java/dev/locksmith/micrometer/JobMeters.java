@@ -92,7 +92,7 @@ final class JobMeters {
 
         /** Counts jobs inserted. */
         void enqueued(int count) {
-            counter(ENQUEUED, "locksmith.jobs.enqueued", ENQUEUED_DESCRIPTION).increment(count);
+            counter(ENQUEUED, "locksmith.jobs.inserted", ENQUEUED_DESCRIPTION).increment(count);
         }
 
         /** Counts one job event. */
@@ -115,7 +115,9 @@ final class JobMeters {
     }
 
     private static final String ENQUEUED_DESCRIPTION =
-            "Jobs inserted (live duplicates of a unique key, which insert nothing, not counted)";
+            "Jobs inserted by enqueue, counted when the INSERT runs: in the producer's transaction, so an "
+                    + "enqueue that rolls back is counted too (live duplicates of a unique key, which insert "
+                    + "nothing, are not); the backlog is the locksmith.jobs.depth gauge";
 
     private static int slot(JobEvent event) {
         return switch (event) {

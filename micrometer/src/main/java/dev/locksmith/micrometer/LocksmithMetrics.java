@@ -22,12 +22,15 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * LocksmithMetrics metrics = new LocksmithMetrics();
  * metrics.bindTo(registry);                              // Spring Boot does this for a MeterBinder bean
- * DSLContext observed = LocksmithObserver.using(dsl, metrics);
- * JobQueue queue = new JobQueue(observed);
- * JobWorker worker = JobWorker.builder(observed, "emails", handler).build();
+ * Locksmith locksmith = Locksmith.builder(dataSource).observer(metrics).build();
+ * JobQueue queue = new JobQueue(locksmith);
+ * JobWorker worker = JobWorker.builder(queue, "emails", handler).build();
  * }</pre>
  *
- * <p>Counters: {@code locksmith.jobs.enqueued}, {@code .claimed}, {@code .completed},
+ * <p>Counters: {@code locksmith.jobs.inserted} (counted when an enqueue's {@code INSERT} runs,
+ * in the producer's transaction: one that rolls back is counted too, so measure a backlog with the
+ * depth gauges, not as inserted minus completed), {@code .claimed}, {@code .completed} (a worker's
+ * jobs once their completion committed),
  * {@code .retried} (an attempt failed, the job runs again), {@code .failed} (for good),
  * {@code .lease.lost} (once per lease) and {@code .released}, each tagged {@code queue} and
  * {@code kind}; {@code locksmith.jobs.rescued} ({@code queue}, {@code outcome} {@code pending} or
@@ -94,7 +97,7 @@ public final class LocksmithMetrics implements LocksmithObserver, MeterBinder {
     }
 
     /**
-     * Counts jobs inserted: {@code locksmith.jobs.enqueued}.
+     * Counts jobs inserted: {@code locksmith.jobs.inserted}, when the insert runs.
      *
      * @param queue their queue
      * @param kind their kind

@@ -23,15 +23,18 @@ import org.jspecify.annotations.Nullable;
  * enqueuing request's trace carried to the job's handler.
  *
  * <pre>{@code
- * DSLContext traced = LocksmithObserver.using(dsl, LocksmithTracing.create(openTelemetry));
+ * Locksmith traced = Locksmith.builder(dataSource).observer(LocksmithTracing.create(openTelemetry)).build();
  * JobQueue queue = new JobQueue(traced);                 // stores the caller's traceparent with each job
- * JobWorker worker = JobWorker.builder(traced, "emails", handler).build();   // spans per claim, job, completion
+ * JobWorker worker = JobWorker.builder(queue, "emails", handler).build();   // spans per claim, job, completion
  * }</pre>
  *
  * <p><b>Spans.</b> Each {@link Operation} becomes a span named {@link Operation#name()}
  * (instrumentation scope {@value #INSTRUMENTATION_NAME}), a child of the context current on the
  * thread that starts it, and current itself until the operation ends: a completion inside a
- * handler is a child of the handler's span, and so is any span the handler starts. The handler's
+ * handler is a child of the handler's span, and so is any span the handler starts. A leased
+ * worker completes the jobs of handlers that wrote nothing later, in batches, on another thread:
+ * that {@code locksmith.job.complete} span has no parent and <em>links</em> to the handler span of
+ * each job it completes (OpenTelemetry's convention for settling a batch). The handler's
  * span ({@code locksmith.job.handle}) is {@code CONSUMER}, every other {@code INTERNAL} (they
  * stand above the SQL statements they send, which JDBC instrumentation reports as client spans).
  * Attributes: {@code locksmith.queue}, {@code locksmith.job.kind}, {@code locksmith.job.id} and
@@ -86,7 +89,7 @@ public final class LocksmithTracing implements LocksmithObserver {
      *
      * @param openTelemetry the application's OpenTelemetry ({@code GlobalOpenTelemetry.get()}
      *     under the Java agent)
-     * @return the observer; attach it with {@link LocksmithObserver#using}
+     * @return the observer; give it to {@code Locksmith.Builder#observer}
      */
     public static LocksmithTracing create(OpenTelemetry openTelemetry) {
         Objects.requireNonNull(openTelemetry, "openTelemetry");
@@ -102,7 +105,7 @@ public final class LocksmithTracing implements LocksmithObserver {
      * Tracing with a tracer of the caller's choosing (its instrumentation scope is the caller's).
      *
      * @param tracer the tracer that starts every span
-     * @return the observer; attach it with {@link LocksmithObserver#using}
+     * @return the observer; give it to {@code Locksmith.Builder#observer}
      */
     public static LocksmithTracing create(Tracer tracer) {
         return new LocksmithTracing(Objects.requireNonNull(tracer, "tracer"));

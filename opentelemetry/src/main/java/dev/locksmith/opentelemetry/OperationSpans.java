@@ -62,6 +62,7 @@ final class OperationSpans {
         } else if (operation instanceof Operation.CompleteJobs complete) {
             messaging(span, "settle", "complete", complete.queue());
             jobs(span, complete.jobs());
+            linkHandlers(span, complete.links());
             database(span);
         } else if (operation instanceof Operation.FailJob fail) {
             messaging(span, "settle", "fail", fail.job().queue());
@@ -108,12 +109,23 @@ final class OperationSpans {
         }
     }
 
-    /**
-     * The attempt that runs now, 1 for the first: a leased claim counts it in {@code attempts}
-     * already, a claim in the caller's transaction (no lease id) does not.
-     */
+    /** The attempt that runs now, 1 for the first: a job in hand counts it, in every mode. */
     private static int attempt(Job job) {
-        return job.leaseId() != null ? job.attempts() : job.attempts() + 1;
+        return job.attempts();
+    }
+
+    /**
+     * A batched completion runs after the handlers it settles ended, on another thread: no parent,
+     * one link per handler run, as OpenTelemetry's messaging conventions link a batch settlement to
+     * the messages' processing.
+     */
+    private static void linkHandlers(SpanBuilder span, List<String> links) {
+        for (String link : links) {
+            SpanContext handler = Traceparents.parse(link);
+            if (handler != null) {
+                span.addLink(handler);
+            }
+        }
     }
 
     /**

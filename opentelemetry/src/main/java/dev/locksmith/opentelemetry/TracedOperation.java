@@ -4,7 +4,9 @@ import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Outcome;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The span of one operation, current on the thread that started it until the operation ends
@@ -37,6 +39,12 @@ final class TracedOperation implements Observation {
             span.setStatus(StatusCode.ERROR, "the job's lease was lost");
         }
         span.end();
+    }
+
+    /** {@return the span's {@code traceparent}: a batched completion of this handler run links to it} */
+    @Override
+    public @Nullable String traceparent() {
+        return Traceparents.of(Context.root().with(span));
     }
 
     @Override

@@ -1,11 +1,10 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.RetryPolicy;
-import dev.locksmith.TableSchema;
 import dev.locksmith.Transactions;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.advisory.AdvisoryLocks;
-import dev.locksmith.advisory.AdvisoryLocksConfig;
 import dev.locksmith.audit.BlockingReport;
 import dev.locksmith.audit.LockAudit;
 import dev.locksmith.audit.LockAuditConfig;
@@ -39,13 +38,14 @@ import org.springframework.context.annotation.Import;
  * {@link LocksmithHandler}s ({@link LocksmithWorkers}, unless
  * {@code locksmith.workers.enabled=false}).
  *
- * <p>The repositories are built on Boot's {@code DSLContext}, whose connections come through
- * Spring's {@code TransactionAwareDataSourceProxy} and whose transactions are Spring's: a
- * repository call inside a {@code @Transactional} method (or a {@code TransactionTemplate})
- * commits or rolls back with it. Their tables are rendered in {@code locksmith.schema.name}
- * ({@code TableSchema}), and every {@code LocksmithObserver} bean observes them
- * ({@code LocksmithObserver.all}). Settings beans are used when present: {@code JobQueueConfig},
- * {@code ChannelAccountPoolConfig}, {@code AdvisoryLocksConfig}, {@code LockAuditConfig} (else
+ * <p>The repositories are built from one {@link Locksmith} environment (a bean you may define
+ * yourself) on Boot's {@code DSLContext}, whose connections come through Spring's
+ * {@code TransactionAwareDataSourceProxy} and whose transactions are Spring's: a repository call
+ * inside a {@code @Transactional} method (or a {@code TransactionTemplate}) commits or rolls back
+ * with it. The environment's schema is {@code locksmith.schema.name}, its pooling and execution
+ * modes {@code locksmith.pooling-mode} and {@code locksmith.execution-mode}, and every
+ * {@code LocksmithObserver} bean observes it. Settings beans are used when present:
+ * {@code JobQueueConfig}, {@code ChannelAccountPoolConfig}, {@code LockAuditConfig} (else
  * {@code locksmith.audit.*}) and {@code RetryPolicy} (for {@code Accounts} and
  * {@code Transactions}).
  */
@@ -80,47 +80,49 @@ public class LocksmithAutoConfiguration {
     }
 
     @Bean
-    LocksmithContext locksmithContext(
+    @ConditionalOnMissingBean
+    Locksmith locksmith(
             DSLContext dsl,
             LocksmithProperties properties,
             ObjectProvider<LocksmithObserver> observers,
             ObjectProvider<LocksmithSchemaMigration> migration) {
         migration.ifAvailable(applied -> {}); // migrated before any repository exists
-        LocksmithObserver[] all = observers.orderedStream().toArray(LocksmithObserver[]::new);
-        LocksmithObserver observer = all.length == 0 ? LocksmithObserver.NONE : LocksmithObserver.all(all);
-        return new LocksmithContext(LocksmithObserver.using(
-                TableSchema.using(dsl, properties.schema().name()), observer));
+        return Locksmith.builder(dsl)
+                .schema(properties.schema().name())
+                .poolingMode(properties.poolingMode())
+                .executionMode(properties.executionMode())
+                .observer(observers.orderedStream().toArray(LocksmithObserver[]::new))
+                .build();
     }
 
     @Bean
     @ConditionalOnMissingBean
-    JobQueue jobQueue(LocksmithContext context, ObjectProvider<JobQueueConfig> config) {
-        return new JobQueue(context.dsl(), config.getIfAvailable(JobQueueConfig::defaults));
+    JobQueue jobQueue(Locksmith locksmith, ObjectProvider<JobQueueConfig> config) {
+        return new JobQueue(locksmith, config.getIfAvailable(JobQueueConfig::defaults));
     }
 
     @Bean
     @ConditionalOnMissingBean
-    ChannelAccountPool channelAccountPool(LocksmithContext context, ObjectProvider<ChannelAccountPoolConfig> config) {
-        return new ChannelAccountPool(context.dsl(), config.getIfAvailable(ChannelAccountPoolConfig::defaults));
+    ChannelAccountPool channelAccountPool(Locksmith locksmith, ObjectProvider<ChannelAccountPoolConfig> config) {
+        return new ChannelAccountPool(locksmith, config.getIfAvailable(ChannelAccountPoolConfig::defaults));
     }
 
     @Bean
     @ConditionalOnMissingBean
-    Accounts accounts(LocksmithContext context, ObjectProvider<RetryPolicy> policy) {
-        return new Accounts(context.dsl(), policy.getIfAvailable(RetryPolicy::defaults));
+    Accounts accounts(Locksmith locksmith, ObjectProvider<RetryPolicy> policy) {
+        return new Accounts(locksmith, policy.getIfAvailable(RetryPolicy::defaults));
     }
 
     @Bean
     @ConditionalOnMissingBean
-    AdvisoryLocks advisoryLocks(DataSource dataSource, ObjectProvider<AdvisoryLocksConfig> config) {
-        return new AdvisoryLocks(dataSource, config.getIfAvailable(AdvisoryLocksConfig::defaults));
+    AdvisoryLocks advisoryLocks(Locksmith locksmith) {
+        return new AdvisoryLocks(locksmith);
     }
 
     @Bean
     @ConditionalOnMissingBean
-    LockAudit lockAudit(
-            LocksmithContext context, LocksmithProperties properties, ObjectProvider<LockAuditConfig> config) {
-        return new LockAudit(context.dsl(), config.getIfAvailable(() -> auditConfig(properties.audit())));
+    LockAudit lockAudit(Locksmith locksmith, LocksmithProperties properties, ObjectProvider<LockAuditConfig> config) {
+        return new LockAudit(locksmith, config.getIfAvailable(() -> auditConfig(properties.audit())));
     }
 
     private static LockAuditConfig auditConfig(LocksmithProperties.Audit audit) {
@@ -136,14 +138,14 @@ public class LocksmithAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    BlockingReport blockingReport(LocksmithContext context) {
-        return new BlockingReport(context.dsl());
+    BlockingReport blockingReport(Locksmith locksmith) {
+        return new BlockingReport(locksmith);
     }
 
     @Bean
     @ConditionalOnMissingBean
-    Transactions transactions(LocksmithContext context, ObjectProvider<RetryPolicy> policy) {
-        return new Transactions(context.dsl(), policy.getIfAvailable(RetryPolicy::defaults));
+    Transactions transactions(Locksmith locksmith, ObjectProvider<RetryPolicy> policy) {
+        return new Transactions(locksmith, policy.getIfAvailable(RetryPolicy::defaults));
     }
 
     @Bean
@@ -153,9 +155,8 @@ public class LocksmithAutoConfiguration {
             ConfigurableListableBeanFactory beans,
             LocksmithHandlers handlers,
             LocksmithProperties properties,
-            LocksmithContext context,
             DataSource dataSource,
             JobQueue queue) {
-        return new LocksmithWorkers(beans, handlers, properties, context.dsl(), dataSource, queue);
+        return new LocksmithWorkers(beans, handlers, properties, dataSource, queue);
     }
 }

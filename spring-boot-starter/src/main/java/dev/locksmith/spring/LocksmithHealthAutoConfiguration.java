@@ -1,5 +1,6 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.pool.ChannelAccountPool;
 import dev.locksmith.schema.SchemaModule;
@@ -20,7 +21,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = LocksmithAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.health.AbstractHealthIndicator")
-@ConditionalOnBean(LocksmithContext.class)
+@ConditionalOnBean(Locksmith.class)
 @ConditionalOnProperty(prefix = "locksmith.health", name = "enabled", havingValue = "true", matchIfMissing = true)
 public class LocksmithHealthAutoConfiguration {
 
@@ -29,7 +30,7 @@ public class LocksmithHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "locksmithHealthIndicator")
     LocksmithHealthIndicator locksmithHealthIndicator(
-            LocksmithContext context,
+            Locksmith locksmith,
             LocksmithProperties properties,
             LocksmithHandlers handlers,
             ObjectProvider<JobQueue> queue,
@@ -38,7 +39,7 @@ public class LocksmithHealthAutoConfiguration {
         Set<String> queues = new TreeSet<>(handlers.byQueue().keySet());
         queues.addAll(properties.queues().keySet());
         return new LocksmithHealthIndicator(
-                context.dsl(),
+                locksmith.dsl(),
                 modules.contains(SchemaModule.QUEUE) ? queue.getIfAvailable() : null,
                 queues,
                 modules.contains(SchemaModule.POOL) ? pool.getIfAvailable() : null,

@@ -1,5 +1,6 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.micrometer.LocksmithMetrics;
 import dev.locksmith.micrometer.PoolMetrics;
@@ -39,7 +40,7 @@ import org.springframework.context.annotation.Conditional;
             "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
         })
 @ConditionalOnClass({LocksmithMetrics.class, MeterRegistry.class})
-@ConditionalOnBean({MeterRegistry.class, LocksmithContext.class})
+@ConditionalOnBean({MeterRegistry.class, Locksmith.class})
 public class LocksmithMetricsAutoConfiguration {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocksmithMetricsAutoConfiguration.class);

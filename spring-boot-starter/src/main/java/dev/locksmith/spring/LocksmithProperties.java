@@ -1,5 +1,7 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.ExecutionMode;
+import dev.locksmith.PoolingMode;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.schema.SchemaModule;
@@ -22,6 +24,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *
  * @param schema where locksmith's tables live and whether the starter migrates them
  *     (locksmith.schema.*)
+ * @param poolingMode how the data source's connections reach PostgreSQL (locksmith.pooling-mode):
+ *     session (the default: directly, or through a pool or PgBouncer in session mode) or
+ *     transaction (PgBouncer in transaction mode: session advisory locks and LISTEN are refused,
+ *     so set locksmith.queues.NAME.listen=false)
+ * @param executionMode how the repositories execute their hot statements
+ *     (locksmith.execution-mode): jooq (the default: through Boot's jOOQ configuration and its
+ *     listeners) or raw_jdbc
  * @param workers whether this instance runs workers (locksmith.workers.*)
  * @param queues settings per queue, by queue name (locksmith.queues.NAME.*); a queue
  *     with a handler and no entry here gets the defaults
@@ -32,6 +41,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 @ConfigurationProperties(prefix = "locksmith")
 public record LocksmithProperties(
         @DefaultValue Schema schema,
+        @DefaultValue("session") PoolingMode poolingMode,
+        @DefaultValue("jooq") ExecutionMode executionMode,
         @DefaultValue Workers workers,
         @DefaultValue Map<String, Queue> queues,
         @DefaultValue Retention retention,
@@ -45,6 +56,8 @@ public record LocksmithProperties(
      * Checks every value, naming the property of the first wrong one.
      *
      * @param schema locksmith.schema.*
+     * @param poolingMode locksmith.pooling-mode
+     * @param executionMode locksmith.execution-mode
      * @param workers locksmith.workers.*
      * @param queues locksmith.queues.NAME.*
      * @param retention locksmith.retention.*
@@ -54,6 +67,8 @@ public record LocksmithProperties(
      */
     public LocksmithProperties {
         Objects.requireNonNull(schema, "schema");
+        Objects.requireNonNull(poolingMode, "poolingMode");
+        Objects.requireNonNull(executionMode, "executionMode");
         Objects.requireNonNull(workers, "workers");
         Objects.requireNonNull(retention, "retention");
         Objects.requireNonNull(audit, "audit");

@@ -1,5 +1,6 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.opentelemetry.LocksmithTracing;
 import io.opentelemetry.api.OpenTelemetry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -21,7 +22,7 @@ import org.springframework.context.annotation.Bean;
             "org.springframework.boot.opentelemetry.autoconfigure.OpenTelemetrySdkAutoConfiguration"
         })
 @ConditionalOnClass({LocksmithTracing.class, OpenTelemetry.class})
-@ConditionalOnBean({OpenTelemetry.class, LocksmithContext.class})
+@ConditionalOnBean({OpenTelemetry.class, Locksmith.class})
 public class LocksmithTracingAutoConfiguration {
 
     LocksmithTracingAutoConfiguration() {}

@@ -1,9 +1,10 @@
 package dev.locksmith.spring;
 
 import dev.locksmith.jobs.JobQueue;
-import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.TransactionalWorker;
+import dev.locksmith.jobs.Worker;
+import dev.locksmith.jobs.WorkerBuilder;
 import dev.locksmith.spring.LocksmithProperties.Queue.Mode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,12 +31,13 @@ import org.springframework.context.SmartLifecycle;
  * and stop first at shutdown, in parallel, each with its own graceful semantics:
  * a leased worker ({@link JobWorker#close()}) stops claiming, lets running handlers finish within
  * {@code shutdown-grace}, interrupts the rest and gives their jobs back; a transactional worker
- * ({@link TransactionalWorker#close()}) lets each thread's batch commit or roll back. Spring waits
- * for them up to {@code spring.lifecycle.timeout-per-shutdown-phase} (30 s by default); a leased
- * worker needs at most twice its {@code shutdown-grace}.
+ * ({@link TransactionalWorker#close()}) lets each thread's batch commit or roll back within
+ * {@code shutdown-grace}, then interrupts it. Spring waits for them up to
+ * {@code spring.lifecycle.timeout-per-shutdown-phase} (30 s by default); a worker needs at most
+ * twice its {@code shutdown-grace}.
  *
- * <p>Each worker runs on the repositories' {@code DSLContext} (Spring Boot's, with the schema
- * mapping and the observers), so its handler transactions are Spring transactions: code the
+ * <p>Each worker is built from the {@code JobQueue} bean, in the {@code Locksmith} environment on
+ * Spring Boot's {@code DSLContext}, so its handler transactions are Spring transactions: code the
  * handler calls that uses Spring's transaction support joins them. Before starting, the
  * connections the workers need are compared with the data source's pool (HikariCP, DBCP 2, Tomcat
  * JDBC): a worker that needs more than the whole pool fails start-up; workers that need more
@@ -50,13 +51,11 @@ public final class LocksmithWorkers implements SmartLifecycle {
     private final BeanFactory beans;
     private final LocksmithHandlers handlers;
     private final LocksmithProperties properties;
-    private final DSLContext dsl;
     private final JobQueue queue;
-    private final JobQueueConfig queueConfig;
     private final Map<String, Mode> modes = new LinkedHashMap<>();
 
     private final Object lock = new Object();
-    private final List<AutoCloseable> running = new ArrayList<>();
+    private final List<Worker> running = new ArrayList<>();
     private @Nullable ScheduledExecutorService retention;
     private volatile boolean started;
 
@@ -64,15 +63,12 @@ public final class LocksmithWorkers implements SmartLifecycle {
             BeanFactory beans,
             LocksmithHandlers handlers,
             LocksmithProperties properties,
-            DSLContext dsl,
             javax.sql.DataSource dataSource,
             JobQueue queue) {
         this.beans = beans;
         this.handlers = handlers;
         this.properties = properties;
-        this.dsl = dsl;
         this.queue = queue;
-        this.queueConfig = queue.config();
         handlers.byQueue().forEach((name, handler) -> {
             Mode configured = properties.queue(name).mode();
             modes.put(name, configured != null ? configured : handler.batch() ? Mode.TRANSACTIONAL : Mode.LEASED);
@@ -172,37 +168,32 @@ public final class LocksmithWorkers implements SmartLifecycle {
     }
 
     private void startWorker(String name, HandlerDefinition handler) {
-        Mode mode = modes.get(name);
         LocksmithProperties.Queue settings = properties.queue(name);
-        String schema = properties.schema().name();
-        if (mode == Mode.LEASED) {
-            JobWorker.Builder builder = JobWorker.builder(dsl, name, handler.jobHandler(beans))
-                    .schema(schema)
-                    .queueConfig(queueConfig)
-                    .threads(settings.threads())
+        Worker worker;
+        if (modes.get(name) == Mode.LEASED) {
+            JobWorker.Builder builder = common(JobWorker.builder(queue, name, handler.jobHandler(beans)), settings)
                     .lease(settings.lease())
-                    .pollInterval(settings.pollInterval())
-                    .listen(settings.listen())
-                    .shutdownGrace(settings.shutdownGrace())
                     .completionLinger(settings.completionLinger())
-                    .claimers(settings.claimers())
-                    .vacuumInterval(settings.vacuumInterval());
+                    .claimers(settings.claimers());
             if (settings.prefetch() != null) {
                 builder.prefetch(settings.prefetch());
             }
-            running.add(builder.build().start());
+            worker = builder.build();
         } else {
-            running.add(TransactionalWorker.builder(dsl, name, handler.batchHandler(beans))
-                    .schema(schema)
-                    .queueConfig(queueConfig)
-                    .threads(settings.threads())
+            worker = common(TransactionalWorker.builder(queue, name, handler.batchHandler(beans)), settings)
                     .batchSize(settings.batchSize())
-                    .pollInterval(settings.pollInterval())
-                    .listen(settings.listen())
-                    .vacuumInterval(settings.vacuumInterval())
-                    .build()
-                    .start());
+                    .build();
         }
+        running.add(worker.start());
+    }
+
+    /** The settings every worker has, from {@code locksmith.queues.NAME.*}. */
+    private static <B extends WorkerBuilder<B>> B common(B builder, LocksmithProperties.Queue settings) {
+        return builder.threads(settings.threads())
+                .pollInterval(settings.pollInterval())
+                .listen(settings.listen())
+                .shutdownGrace(settings.shutdownGrace())
+                .vacuumInterval(settings.vacuumInterval());
     }
 
     // The future is not kept: the task logs its own failures, and stop() ends it through the executor.
@@ -232,7 +223,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
     /** Stops every worker (in parallel) and the retention task; returns when all have stopped. */
     @Override
     public void stop() {
-        List<AutoCloseable> workers;
+        List<Worker> workers;
         ScheduledExecutorService retentionTask;
         synchronized (lock) {
             if (!started) {
@@ -277,14 +268,14 @@ public final class LocksmithWorkers implements SmartLifecycle {
         return started;
     }
 
-    private static void closeAll(List<AutoCloseable> workers) {
+    private static void closeAll(List<Worker> workers) {
         List<Thread> closers = new ArrayList<>();
-        for (AutoCloseable worker : workers) {
+        for (Worker worker : workers) {
             Thread closer = new Thread(
                     () -> {
                         try {
                             worker.close();
-                        } catch (Exception e) {
+                        } catch (RuntimeException e) {
                             LOG.warn("a locksmith worker failed to stop", e);
                         }
                     },

@@ -64,7 +64,7 @@ class ObserversTest {
                         span.end();
                     }
                     // the metrics observer counted it, and the tracing observer stored the caller's trace
-                    assertThat(registry.get("locksmith.jobs.enqueued")
+                    assertThat(registry.get("locksmith.jobs.inserted")
                                     .tags("queue", "observed", "kind", "traced")
                                     .counter()
                                     .count())

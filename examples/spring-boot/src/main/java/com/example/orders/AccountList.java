@@ -2,9 +2,8 @@ package com.example.orders;
 
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.accounts.Account;
-import dev.locksmith.spring.LocksmithProperties;
 import java.util.List;
 import org.jooq.DSLContext;
 import org.springframework.stereotype.Component;
@@ -12,8 +11,8 @@ import org.springframework.stereotype.Component;
 /**
  * Reads locksmith's {@code accounts} table directly, with the jOOQ classes locksmith generates
  * ({@code dev.locksmith.codegen}): {@code Accounts} has no listing, and a service's own queries
- * on these tables are typed the same way. {@code TableSchema} renders the tables in
- * {@code locksmith.schema.name}.
+ * on these tables are typed the same way. The {@code Locksmith} environment's context renders the
+ * tables in {@code locksmith.schema.name}.
  */
 @Component
 class AccountList {
@@ -23,8 +22,8 @@ class AccountList {
 
     private final DSLContext dsl;
 
-    AccountList(DSLContext dsl, LocksmithProperties locksmith) {
-        this.dsl = TableSchema.using(dsl, locksmith.schema().name());
+    AccountList(Locksmith locksmith) {
+        this.dsl = locksmith.dsl();
     }
 
     /** {@return the first {@value #LIMIT} accounts by id} */

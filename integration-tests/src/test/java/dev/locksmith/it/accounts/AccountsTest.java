@@ -11,7 +11,7 @@ import dev.locksmith.accounts.AccountNotFoundException;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import java.math.BigDecimal;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;

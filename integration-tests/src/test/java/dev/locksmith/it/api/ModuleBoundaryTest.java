@@ -104,14 +104,14 @@ class ModuleBoundaryTest {
                 """, """
                 package com.example.app;
 
-                import dev.locksmith.observe.LocksmithObserver;
+                import dev.locksmith.Locksmith;
                 import dev.locksmith.opentelemetry.LocksmithTracing;
                 import io.opentelemetry.api.OpenTelemetry;
                 import org.jooq.DSLContext;
 
                 public final class App {
-                    public static DSLContext traced(DSLContext dsl, OpenTelemetry openTelemetry) {
-                        return LocksmithObserver.using(dsl, LocksmithTracing.create(openTelemetry));
+                    public static Locksmith traced(DSLContext dsl, OpenTelemetry openTelemetry) {
+                        return Locksmith.builder(dsl).observer(LocksmithTracing.create(openTelemetry)).build();
                     }
                 }
                 """, Stream.of(LocksmithTracing.class, OpenTelemetry.class, Context.class));
@@ -134,10 +134,10 @@ class ModuleBoundaryTest {
                 """
                 package com.example.app;
 
+                import dev.locksmith.Locksmith;
                 import dev.locksmith.jobs.JobQueue;
                 import dev.locksmith.micrometer.LocksmithMetrics;
                 import dev.locksmith.micrometer.QueueDepthMetrics;
-                import dev.locksmith.observe.LocksmithObserver;
                 import io.micrometer.core.instrument.MeterRegistry;
                 import java.util.List;
                 import org.jooq.DSLContext;
@@ -146,7 +146,7 @@ class ModuleBoundaryTest {
                     public static JobQueue observed(DSLContext dsl, MeterRegistry registry) {
                         LocksmithMetrics metrics = new LocksmithMetrics();
                         metrics.bindTo(registry);
-                        JobQueue queue = new JobQueue(LocksmithObserver.using(dsl, metrics));
+                        JobQueue queue = new JobQueue(Locksmith.builder(dsl).observer(metrics).build());
                         QueueDepthMetrics.builder(queue, List.of("mail")).build().bindTo(registry);
                         return queue;
                     }

@@ -11,7 +11,7 @@ import dev.locksmith.accounts.TransferRequest;
 import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.exception.LockNotAvailableException;
-import dev.locksmith.it.Concurrently;
+import dev.locksmith.it.support.Concurrently;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;

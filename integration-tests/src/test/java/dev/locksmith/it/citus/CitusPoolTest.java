@@ -2,7 +2,7 @@ package dev.locksmith.it.citus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.Concurrently;
+import dev.locksmith.it.support.Concurrently;
 import dev.locksmith.pool.AcquireStrategy;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;

@@ -3,7 +3,8 @@ package dev.locksmith.it.citus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.Await;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Await;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -80,8 +81,10 @@ class CitusQueueTest extends CitusTest {
                                     DSL.val(plain + ".%")))
                     .isEqualTo(0L);
             // a plain table on the coordinator: the claims of plain PostgreSQL work on it
-            JobQueue local =
-                    new JobQueue(dev.locksmith.TableSchema.using(DSL.using(pool, org.jooq.SQLDialect.POSTGRES), plain));
+            JobQueue local = new JobQueue(Locksmith.builder(DSL.using(pool, org.jooq.SQLDialect.POSTGRES))
+                    .schema(plain)
+                    .build()
+                    .dsl());
             local.enqueueAll(
                     DSL.using(pool, org.jooq.SQLDialect.POSTGRES), Collections.nCopies(3, NewJob.of("p", "k")));
             List<Job> claimed = DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
@@ -156,8 +159,10 @@ class CitusQueueTest extends CitusTest {
     @Test
     void theTwoPhaseWorkerRefusesToStartOnCitus() {
         dev.locksmith.jobs.TwoPhaseWorker worker = dev.locksmith.jobs.TwoPhaseWorker.builder(
-                        pool, "two-phase", job -> {}, job -> dev.locksmith.jobs.SideEffectStatus.UNKNOWN)
-                .schema(schema)
+                        new JobQueue(Locksmith.builder(pool).schema(schema).build()),
+                        "two-phase",
+                        job -> {},
+                        job -> dev.locksmith.jobs.SideEffectStatus.UNKNOWN)
                 .build();
         assertThatThrownBy(worker::start)
                 .isInstanceOf(IllegalStateException.class)
@@ -176,12 +181,13 @@ class CitusQueueTest extends CitusTest {
                 }
             }
         };
-        org.jooq.DSLContext recordedDsl = dev.locksmith.TableSchema.using(
-                DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
+        org.jooq.DSLContext recordedDsl = Locksmith.builder(DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
                         .configuration()
                         .derive(recorder)
-                        .dsl(),
-                schema);
+                        .dsl())
+                .schema(schema)
+                .build()
+                .dsl();
         JobQueue recorded = new JobQueue(recordedDsl);
         recordedDsl.transaction(c -> recorded.claimInTransaction(c.dsl(), Claim.of("plans", 10)));
         recorded.claim(Claim.of("plans", 10), Duration.ofMinutes(1), "planner");
@@ -264,20 +270,23 @@ class CitusQueueTest extends CitusTest {
         List<TransactionalWorker> workers = new ArrayList<>();
         try {
             for (int w = 0; w < 8; w++) {
-                workers.add(TransactionalWorker.builder(pool, "drain", (jobs, tx) -> {
-                            for (Job job : jobs) {
-                                runs.computeIfAbsent(job.id(), id -> new AtomicInteger())
-                                        .incrementAndGet();
-                                shards.add(job.shard());
-                            }
-                            // a batch comes from one shard, so its transaction commits on one node
-                            if (jobs.stream().map(Job::shard).distinct().count() != 1) {
-                                batchesAcrossShards.incrementAndGet();
-                            }
-                        })
+                workers.add(TransactionalWorker.builder(
+                                new JobQueue(
+                                        Locksmith.builder(pool).schema(schema).build()),
+                                "drain",
+                                (jobs, tx) -> {
+                                    for (Job job : jobs) {
+                                        runs.computeIfAbsent(job.id(), id -> new AtomicInteger())
+                                                .incrementAndGet();
+                                        shards.add(job.shard());
+                                    }
+                                    // a batch comes from one shard, so its transaction commits on one node
+                                    if (jobs.stream().map(Job::shard).distinct().count() != 1) {
+                                        batchesAcrossShards.incrementAndGet();
+                                    }
+                                })
                         .threads(2)
                         .batchSize(50)
-                        .schema(schema)
                         .build()
                         .start());
             }
@@ -304,13 +313,16 @@ class CitusQueueTest extends CitusTest {
         List<JobWorker> workers = new ArrayList<>();
         try {
             for (int w = 0; w < 8; w++) {
-                workers.add(JobWorker.builder(pool, "lease", (job, tx) -> {
-                            runs.computeIfAbsent(job.id(), id -> new AtomicInteger())
-                                    .incrementAndGet();
-                            shards.add(job.shard());
-                        })
+                workers.add(JobWorker.builder(
+                                new JobQueue(
+                                        Locksmith.builder(pool).schema(schema).build()),
+                                "lease",
+                                (job, tx) -> {
+                                    runs.computeIfAbsent(job.id(), id -> new AtomicInteger())
+                                            .incrementAndGet();
+                                    shards.add(job.shard());
+                                })
                         .threads(2)
-                        .schema(schema)
                         .build()
                         .start());
             }

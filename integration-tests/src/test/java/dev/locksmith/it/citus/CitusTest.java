@@ -2,7 +2,7 @@ package dev.locksmith.it.citus;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.TableSchema;
+import dev.locksmith.Locksmith;
 import dev.locksmith.schema.LocksmithSchema;
 import dev.locksmith.schema.SchemaModule;
 import java.util.EnumSet;
@@ -35,7 +35,7 @@ abstract class CitusTest {
 
     protected String schema;
     protected HikariDataSource pool;
-    /** On the class's schema ({@link TableSchema#using}). */
+    /** On the class's schema ({@code Locksmith.Builder#schema}). */
     protected DSLContext dsl;
 
     protected int poolSize() {
@@ -57,7 +57,10 @@ abstract class CitusTest {
         config.setPoolName("citus-" + schema);
         pool = new HikariDataSource(config);
         migrate(schema, EnumSet.allOf(SchemaModule.class));
-        dsl = TableSchema.using(DSL.using(pool, SQLDialect.POSTGRES), schema);
+        dsl = Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES))
+                .schema(schema)
+                .build()
+                .dsl();
     }
 
     /**
@@ -110,12 +113,13 @@ abstract class CitusTest {
                 }
             }
         };
-        return TableSchema.using(
-                DSL.using(pool, SQLDialect.POSTGRES)
+        return Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES)
                         .configuration()
                         .derive(recorder)
-                        .dsl(),
-                schema);
+                        .dsl())
+                .schema(schema)
+                .build()
+                .dsl();
     }
 
     /** The plan of {@code sql} (values inlined), explained in a transaction that is rolled back. */

@@ -2,7 +2,8 @@ package dev.locksmith.it.citus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.Await;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Await;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
@@ -122,19 +123,19 @@ class CitusWorkerRestartTest extends CitusTest {
     @Test
     void transactionalWorkersLoseNothingAndRunEachJobOnceAcrossAWorkerRestart() throws Exception {
         List<Long> ids = enqueue("restart-tx");
-        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "restart-tx", (batch, tx) -> {
-                    for (Job job : batch) {
-                        holdAfterTheFirstJobs();
-                        tx.insertInto(results())
-                                .columns(DSL.field("job_id"))
-                                .values(job.id())
-                                .execute();
-                    }
-                })
+        try (TransactionalWorker worker = TransactionalWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).schema(schema).build()), "restart-tx", (batch, tx) -> {
+                            for (Job job : batch) {
+                                holdAfterTheFirstJobs();
+                                tx.insertInto(results())
+                                        .columns(DSL.field("job_id"))
+                                        .values(job.id())
+                                        .execute();
+                            }
+                        })
                 .threads(4)
                 .batchSize(10)
                 .pollInterval(Duration.ofMillis(200))
-                .schema(schema)
                 .build()
                 .start()) {
             restartTheNodeMidRun(worker::processed);
@@ -153,16 +154,17 @@ class CitusWorkerRestartTest extends CitusTest {
         List<Long> ids = enqueue("restart-lease");
         Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
         AtomicInteger finished = new AtomicInteger();
-        try (JobWorker worker = JobWorker.builder(pool, "restart-lease", (job, tx) -> {
-                    holdAfterTheFirstJobs();
-                    runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
-                    finished.incrementAndGet();
-                })
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).schema(schema).build()), "restart-lease", (job, tx) -> {
+                            holdAfterTheFirstJobs();
+                            runs.computeIfAbsent(job.id(), id -> new AtomicInteger())
+                                    .incrementAndGet();
+                            finished.incrementAndGet();
+                        })
                 .threads(4)
                 .lease(Duration.ofSeconds(5))
                 .rescueInterval(Duration.ofSeconds(1))
                 .pollInterval(Duration.ofMillis(200))
-                .schema(schema)
                 .build()
                 .start()) {
             restartTheNodeMidRun(finished::get);

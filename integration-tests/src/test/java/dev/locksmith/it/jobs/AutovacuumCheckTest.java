@@ -2,7 +2,7 @@ package dev.locksmith.it.jobs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.JobQueue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

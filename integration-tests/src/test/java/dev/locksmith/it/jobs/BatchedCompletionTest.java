@@ -4,14 +4,15 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.Await;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Await;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
-import dev.locksmith.jobs.WorkerListener;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Collections;
@@ -69,7 +70,7 @@ class BatchedCompletionTest extends DatabaseTest {
     }
 
     /** Completions and lost leases, by job id. */
-    private static final class Outcomes implements WorkerListener {
+    private static final class Outcomes extends WorkerEvents {
         final Map<Long, Integer> completed = new ConcurrentHashMap<>();
         final Set<Long> lost = ConcurrentHashMap.newKeySet();
         final CountDownLatch allCompleted;
@@ -100,10 +101,13 @@ class BatchedCompletionTest extends DatabaseTest {
     void handlersThatWriteNothingHaveTheirJobsCompletedInBatches() throws Exception {
         enqueue("batched", 400);
         Outcomes outcomes = new Outcomes(400);
-        try (JobWorker worker = JobWorker.builder(counted, "batched", (job, tx) -> {})
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(
+                                Locksmith.builder(counted).observer(outcomes).build()),
+                        "batched",
+                        (job, tx) -> {})
                 .threads(8)
                 .completionLinger(Duration.ofMillis(20))
-                .listener(outcomes)
                 .build()
                 .start()) {
             assertThat(outcomes.allCompleted.await(60, TimeUnit.SECONDS)).isTrue();
@@ -128,10 +132,13 @@ class BatchedCompletionTest extends DatabaseTest {
                 dsl.execute("UPDATE locksmith.jobs SET lease_id = gen_random_uuid() WHERE id = ?", job.id());
             }
         };
-        try (JobWorker worker = JobWorker.builder(counted, "writes", handler)
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(
+                                Locksmith.builder(counted).observer(outcomes).build()),
+                        "writes",
+                        handler)
                 .threads(2)
                 .completionLinger(Duration.ofSeconds(1))
-                .listener(outcomes)
                 .build()
                 .start()) {
             assertThat(outcomes.allCompleted.await(30, TimeUnit.SECONDS)).isTrue();
@@ -150,11 +157,14 @@ class BatchedCompletionTest extends DatabaseTest {
         enqueue("lingering", 1);
         CountDownLatch handled = new CountDownLatch(1);
         Outcomes outcomes = new Outcomes(1);
-        try (JobWorker worker = JobWorker.builder(counted, "lingering", (job, tx) -> handled.countDown())
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(
+                                Locksmith.builder(counted).observer(outcomes).build()),
+                        "lingering",
+                        (job, tx) -> handled.countDown())
                 .threads(4)
                 // a batch of one waits this long for three more: time to take the lease away
                 .completionLinger(Duration.ofSeconds(1))
-                .listener(outcomes)
                 .build()
                 .start()) {
             assertThat(handled.await(30, TimeUnit.SECONDS)).isTrue();
@@ -171,13 +181,13 @@ class BatchedCompletionTest extends DatabaseTest {
         CountDownLatch started = new CountDownLatch(4);
         CountDownLatch release = new CountDownLatch(1);
         Outcomes outcomes = new Outcomes(4);
-        try (JobWorker worker = JobWorker.builder(pool, "heartbeat", (job, tx) -> {
-                    started.countDown();
-                    release.await();
-                })
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(outcomes).build()), "heartbeat", (job, tx) -> {
+                            started.countDown();
+                            release.await();
+                        })
                 .threads(4)
                 .lease(Duration.ofMillis(900))
-                .listener(outcomes)
                 .build()
                 .start()) {
             assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
@@ -221,7 +231,7 @@ class BatchedCompletionTest extends DatabaseTest {
     }
 
     /** Counts the claimer's wake-ups: a claimer that woke n more times looked for room n times. */
-    private static final class Wakes implements WorkerListener {
+    private static final class Wakes extends WorkerEvents {
         private final AtomicInteger count = new AtomicInteger();
 
         @Override
@@ -248,16 +258,16 @@ class BatchedCompletionTest extends DatabaseTest {
         enqueueQuickThenBlocking("ahead", 20, 12);
         CountDownLatch never = new CountDownLatch(1);
         Wakes wakes = new Wakes();
-        JobWorker worker = JobWorker.builder(pool, "ahead", (job, tx) -> {
-                    if (job.kind().equals("block")) {
-                        never.await();
-                    }
-                })
+        JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(wakes).build()), "ahead", (job, tx) -> {
+                            if (job.kind().equals("block")) {
+                                never.await();
+                            }
+                        })
                 .threads(2)
                 .prefetch(6)
                 .shutdownGrace(Duration.ofMillis(200))
                 .pollInterval(Duration.ofMillis(5))
-                .listener(wakes)
                 .build()
                 .start();
         try {
@@ -286,14 +296,14 @@ class BatchedCompletionTest extends DatabaseTest {
             enqueueQuickThenBlocking(name, quickFirst ? 20 : 0, 8);
             CountDownLatch release = new CountDownLatch(1);
             Wakes wakes = new Wakes();
-            JobWorker.Builder builder = JobWorker.builder(pool, name, (job, tx) -> {
-                        if (job.kind().equals("block")) {
-                            release.await();
-                        }
-                    })
+            JobWorker.Builder builder = JobWorker.builder(
+                            new JobQueue(Locksmith.builder(pool).observer(wakes).build()), name, (job, tx) -> {
+                                if (job.kind().equals("block")) {
+                                    release.await();
+                                }
+                            })
                     .threads(2)
-                    .pollInterval(Duration.ofMillis(5))
-                    .listener(wakes);
+                    .pollInterval(Duration.ofMillis(5));
             // no run has ended yet (nothing known of their length), or claiming ahead is off
             try (JobWorker worker =
                     (quickFirst ? builder.prefetch(0) : builder).build().start()) {

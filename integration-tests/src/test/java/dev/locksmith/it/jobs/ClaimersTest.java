@@ -5,14 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.it.Await;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Await;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.TestPostgres;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
-import dev.locksmith.jobs.WorkerListener;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
@@ -67,7 +68,7 @@ class ClaimersTest extends DatabaseTest {
         Set<Long> started = ConcurrentHashMap.newKeySet();
         AtomicInteger polls = new AtomicInteger();
         Map<Long, Integer> completed = new ConcurrentHashMap<>();
-        WorkerListener listener = new WorkerListener() {
+        WorkerEvents listener = new WorkerEvents() {
             @Override
             public void woke(Wake reason) {
                 polls.incrementAndGet();
@@ -78,16 +79,16 @@ class ClaimersTest extends DatabaseTest {
                 completed.merge(job.id(), 1, Integer::sum);
             }
         };
-        try (JobWorker worker = JobWorker.builder(dsl, "shared", (job, tx) -> {
-                    started.add(job.id());
-                    release.await();
-                })
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(dsl).observer(listener).build()), "shared", (job, tx) -> {
+                            started.add(job.id());
+                            release.await();
+                        })
                 .threads(3)
                 .prefetch(0)
                 .claimers(8)
                 .listen(false)
                 .pollInterval(Duration.ofMillis(5))
-                .listener(listener)
                 .build()
                 .start()) {
             Await.until("three handlers started", Duration.ofSeconds(30), () -> started.size() == 3);
@@ -113,7 +114,7 @@ class ClaimersTest extends DatabaseTest {
         Map<Long, Integer> handled = new ConcurrentHashMap<>();
         Set<Long> lost = ConcurrentHashMap.newKeySet();
         CountDownLatch allCompleted = new CountDownLatch(3000);
-        WorkerListener listener = new WorkerListener() {
+        WorkerEvents listener = new WorkerEvents() {
             @Override
             public void completed(Job job) {
                 allCompleted.countDown();
@@ -124,11 +125,13 @@ class ClaimersTest extends DatabaseTest {
                 lost.add(job.id());
             }
         };
-        try (JobWorker worker = JobWorker.builder(dsl, "drain", (job, tx) -> handled.merge(job.id(), 1, Integer::sum))
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(dsl).observer(listener).build()),
+                        "drain",
+                        (job, tx) -> handled.merge(job.id(), 1, Integer::sum))
                 .threads(4)
                 .prefetch(200)
                 .claimers(4)
-                .listener(listener)
                 .build()
                 .start()) {
             assertThat(allCompleted.await(120, TimeUnit.SECONDS)).isTrue();

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.exception.ConnectionTerminatedException;
 import dev.locksmith.internal.Errors;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobStatus;

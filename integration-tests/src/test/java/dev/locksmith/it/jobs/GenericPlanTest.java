@@ -3,8 +3,8 @@ package dev.locksmith.it.jobs;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;

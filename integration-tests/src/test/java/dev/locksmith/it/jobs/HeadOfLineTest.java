@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.LockWait;
 import dev.locksmith.exception.LockNotAvailableException;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.HeldTransaction;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;

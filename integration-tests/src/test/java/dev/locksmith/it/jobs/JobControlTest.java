@@ -4,8 +4,11 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.codegen.tables.records.JobsRecord;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.KeyedRuns;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.BatchJobHandler;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
@@ -15,7 +18,6 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.jobs.WorkerListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -94,21 +96,23 @@ class JobControlTest extends DatabaseTest {
         Map<String, Long> ids = enqueueOneOfEach("leased-control");
         Map<Long, FailResult.Outcome> outcomes = new ConcurrentHashMap<>();
         CountDownLatch settled = new CountDownLatch(ids.size());
-        WorkerListener listener = new WorkerListener() {
+        WorkerEvents listener = new WorkerEvents() {
             @Override
             public void completed(Job job) {
                 settled.countDown();
             }
 
             @Override
-            public void failed(Job job, Throwable error, FailResult result) {
-                outcomes.put(job.id(), result.outcome());
+            public void failed(Job job, FailResult.Outcome outcome) {
+                outcomes.put(job.id(), outcome);
                 settled.countDown();
             }
         };
-        try (JobWorker worker = JobWorker.builder(pool, "leased-control", JobControlTest::controlled)
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(listener).build()),
+                        "leased-control",
+                        JobControlTest::controlled)
                 .threads(4)
-                .listener(listener)
                 .build()
                 .start()) {
             assertThat(settled.await(30, TimeUnit.SECONDS))

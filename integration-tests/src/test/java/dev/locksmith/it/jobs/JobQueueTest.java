@@ -5,9 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.FailResult;
+import dev.locksmith.jobs.ForgedJobs;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -234,23 +235,7 @@ class JobQueueTest extends DatabaseTest {
     }
 
     private static Job withLease(Job job, UUID leaseId) {
-        return new Job(
-                job.id(),
-                job.queue(),
-                job.shard(),
-                job.kind(),
-                job.payload(),
-                job.priority(),
-                job.runAt(),
-                job.status(),
-                job.attempts(),
-                job.maxAttempts(),
-                job.lockedBy(),
-                job.lockedUntil(),
-                job.uniqueKey(),
-                job.lastError(),
-                job.createdAt(),
-                leaseId);
+        return ForgedJobs.withLease(job, leaseId);
     }
 
     @Test

@@ -4,7 +4,9 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
@@ -13,7 +15,6 @@ import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
-import dev.locksmith.jobs.WorkerListener;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -39,7 +40,7 @@ class JobWorkerTest extends DatabaseTest {
     }
 
     /** Records events in order and opens latches on the ones tests wait for. */
-    private final class Recorder implements WorkerListener {
+    private final class Recorder extends WorkerEvents {
         final CountDownLatch listening = new CountDownLatch(1);
         final CountDownLatch idle = new CountDownLatch(1);
         final CountDownLatch completed;
@@ -75,9 +76,9 @@ class JobWorkerTest extends DatabaseTest {
         }
 
         @Override
-        public void failed(Job job, Throwable error, FailResult result) {
-            events.add("failed:" + job.id() + ":" + result.outcome());
-            if (result.outcome() == FailResult.Outcome.FAILED) {
+        public void failed(Job job, FailResult.Outcome outcome) {
+            events.add("failed:" + job.id() + ":" + outcome);
+            if (outcome == FailResult.Outcome.FAILED) {
                 failedForGood.countDown();
             }
         }
@@ -99,10 +100,10 @@ class JobWorkerTest extends DatabaseTest {
     @Test
     void notifyWakesAnIdleWorkerLongBeforeItsPollInterval() throws Exception {
         Recorder recorder = new Recorder(1);
-        try (JobWorker worker = JobWorker.builder(pool, "notify", recordingHandler())
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "notify", recordingHandler())
                 .threads(2)
                 .pollInterval(Duration.ofMinutes(10))
-                .listener(recorder)
                 .build()
                 .start()) {
             await(recorder.listening, "LISTEN established");
@@ -123,10 +124,10 @@ class JobWorkerTest extends DatabaseTest {
     @Test
     void withoutListenPollingStillFindsTheJob() throws Exception {
         Recorder recorder = new Recorder(1);
-        try (JobWorker worker = JobWorker.builder(pool, "polled", recordingHandler())
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "polled", recordingHandler())
                 .listen(false)
                 .pollInterval(Duration.ofMillis(50))
-                .listener(recorder)
                 .build()
                 .start()) {
             await(recorder.idle, "worker idle");
@@ -147,12 +148,16 @@ class JobWorkerTest extends DatabaseTest {
             tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
             throw new IllegalStateException("handler exploded on attempt " + job.attempts());
         };
-        try (JobWorker worker = JobWorker.builder(pool, "failing", exploding)
-                .queueConfig(JobQueueConfig.builder()
-                        .retryBackoff(new Backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0, 0.0))
-                        .build())
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(
+                                Locksmith.builder(pool).observer(recorder).build(),
+                                JobQueueConfig.builder()
+                                        .retryBackoff(
+                                                new Backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0, 0.0))
+                                        .build()),
+                        "failing",
+                        exploding)
                 .pollInterval(Duration.ofMillis(20))
-                .listener(recorder)
                 .build()
                 .start()) {
             await(recorder.failedForGood, "job failed for good");
@@ -178,10 +183,14 @@ class JobWorkerTest extends DatabaseTest {
             twoStarted.countDown();
             never.await();
         };
-        JobWorker worker = JobWorker.builder(pool, "slow", blocking)
+        JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool)
+                                .observer(new Recorder(0))
+                                .build()),
+                        "slow",
+                        blocking)
                 .threads(2)
                 .shutdownGrace(Duration.ofMillis(200))
-                .listener(new Recorder(0))
                 .build()
                 .start();
         try {
@@ -207,14 +216,18 @@ class JobWorkerTest extends DatabaseTest {
             running.countDown();
             cancelled.await();
         };
-        try (JobWorker worker = JobWorker.builder(pool, "revoked", handler)
-                .listener(new WorkerListener() {
-                    @Override
-                    public void leaseLost(Job job) {
-                        events.add("leaseLost:" + job.id());
-                        leaseLost.countDown();
-                    }
-                })
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool)
+                                .observer(new WorkerEvents() {
+                                    @Override
+                                    public void leaseLost(Job job) {
+                                        events.add("leaseLost:" + job.id());
+                                        leaseLost.countDown();
+                                    }
+                                })
+                                .build()),
+                        "revoked",
+                        handler)
                 .build()
                 .start()) {
             await(running, "handler running");
@@ -233,13 +246,13 @@ class JobWorkerTest extends DatabaseTest {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
         Recorder recorder = new Recorder(1);
-        JobWorker worker = JobWorker.builder(pool, "graceful", (job, tx) -> {
-                    started.countDown();
-                    finish.await();
-                    tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
-                })
+        JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "graceful", (job, tx) -> {
+                            started.countDown();
+                            finish.await();
+                            tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
+                        })
                 .shutdownGrace(Duration.ofSeconds(20))
-                .listener(recorder)
                 .build()
                 .start();
         await(started, "handler running");

@@ -5,16 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.it.CuttingProxy;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.CuttingProxy;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.TestPostgres;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
-import dev.locksmith.jobs.WorkerListener;
 import dev.locksmith.provisioning.ScratchDatabase;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -159,19 +160,23 @@ class LeaseTest extends DatabaseTest {
                     job.id(),
                     job.leaseId());
         };
-        WorkerListener listener = new WorkerListener() {
+        WorkerEvents listener = new WorkerEvents() {
             @Override
             public void completed(Job job) {
                 completed.countDown();
             }
         };
-        try (JobWorker worker = JobWorker.builder(workerDataSource, "lapse", handler)
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(workerDataSource)
+                                .observer(listener)
+                                .build()),
+                        "lapse",
+                        handler)
                 .threads(2)
                 .lease(LEASE)
                 .rescueInterval(Duration.ofMillis(200))
                 .pollInterval(Duration.ofMillis(50))
                 .listen(false)
-                .listener(listener)
                 .build()
                 .start()) {
             assertThat(completed.await(30, TimeUnit.SECONDS)).as("completed").isTrue();

@@ -4,9 +4,9 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.HeldTransaction;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;

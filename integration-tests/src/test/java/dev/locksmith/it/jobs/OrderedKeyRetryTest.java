@@ -4,7 +4,8 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -175,10 +176,9 @@ class OrderedKeyRetryTest extends DatabaseTest {
     @CsvSource({"2, 5", "3, 3"})
     void jobWorkersHoldAFailingHeadsKeyUntilItSucceedsOrFailsForGood(int failures, int maxAttempts) throws Exception {
         Scenario s = new Scenario(failures, maxAttempts);
-        try (JobWorker worker = JobWorker.builder(pool, "retry", s::handle)
+        try (JobWorker worker = JobWorker.builder(new JobQueue(Locksmith.of(pool), FAST_RETRY), "retry", s::handle)
                 .threads(4)
                 .pollInterval(Duration.ofMillis(20))
-                .queueConfig(FAST_RETRY)
                 .listen(false)
                 .build()
                 .start()) {
@@ -198,16 +198,16 @@ class OrderedKeyRetryTest extends DatabaseTest {
             throws Exception {
         Scenario s = new Scenario(failures, maxAttempts);
         // one job per transaction, each under a savepoint: every failure is written back as a retry
-        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "retry", (jobs, tx) -> {
-                    for (Job job : jobs) {
-                        s.handle(job, tx);
-                    }
-                })
+        try (TransactionalWorker worker = TransactionalWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), "retry", (jobs, tx) -> {
+                            for (Job job : jobs) {
+                                s.handle(job, tx);
+                            }
+                        })
                 .threads(4)
                 .batchSize(1)
                 .isolateEachJob(true)
                 .pollInterval(Duration.ofMillis(20))
-                .queueConfig(FAST_RETRY)
                 .listen(false)
                 .build()
                 .start()) {

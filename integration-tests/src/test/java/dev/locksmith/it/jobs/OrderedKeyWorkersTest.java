@@ -3,14 +3,16 @@ package dev.locksmith.it.jobs;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.Concurrently;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.KeyedRuns;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.jobs.WorkerListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -96,7 +98,7 @@ class OrderedKeyWorkersTest extends DatabaseTest {
     @Test
     void jobWorkersRunEachKeysJobsOneAtATimeInEnqueueOrder() throws Exception {
         CountDownLatch completed = new CountDownLatch(JOBS_COUNT);
-        WorkerListener counting = new WorkerListener() {
+        WorkerEvents counting = new WorkerEvents() {
             @Override
             public void completed(Job job) {
                 completed.countDown();
@@ -107,10 +109,14 @@ class OrderedKeyWorkersTest extends DatabaseTest {
         try {
             // 4 workers of 2 threads: four claimers racing for the same heads
             for (int w = 0; w < THREADS / 2; w++) {
-                workers.add(JobWorker.builder(pool, "keyed", (job, tx) -> handle(tx, job.id(), job.orderingKey()))
+                workers.add(JobWorker.builder(
+                                new JobQueue(Locksmith.builder(pool)
+                                        .observer(counting)
+                                        .build()),
+                                "keyed",
+                                (job, tx) -> handle(tx, job.id(), job.orderingKey()))
                         .threads(2)
                         .pollInterval(Duration.ofMillis(50))
-                        .listener(counting)
                         .build()
                         .start());
             }

@@ -4,7 +4,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.QueueDepth;

@@ -4,8 +4,9 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.it.Await;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Await;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -95,19 +96,19 @@ class TransactionalWorkerTest extends DatabaseTest {
                 dsl,
                 NewJob.builder("poison", "poison").priority(0).maxAttempts(3).build());
         List<Long> good = queue.enqueueAll(dsl, Collections.nCopies(19, NewJob.of("poison", "ok")));
-        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "poison", (jobs, tx) -> {
-                    for (Job job : jobs) {
-                        tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-                        if (job.kind().equals("poison")) {
-                            throw new java.io.IOException("poisoned payload in job " + job.id());
-                        }
-                    }
-                })
+        try (TransactionalWorker worker = TransactionalWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), "poison", (jobs, tx) -> {
+                            for (Job job : jobs) {
+                                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                                if (job.kind().equals("poison")) {
+                                    throw new java.io.IOException("poisoned payload in job " + job.id());
+                                }
+                            }
+                        })
                 .threads(2)
                 .batchSize(5)
                 .pollInterval(Duration.ofMillis(20))
                 .listen(false)
-                .queueConfig(FAST_RETRY)
                 .isolateEachJob(isolateEachJob)
                 .build()
                 .start()) {
@@ -128,19 +129,19 @@ class TransactionalWorkerTest extends DatabaseTest {
         long bad = queue.enqueue(
                 dsl, NewJob.builder("errors", "bug").priority(0).maxAttempts(1).build());
         List<Long> later = queue.enqueueAll(dsl, Collections.nCopies(20, NewJob.of("errors", "ok")));
-        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "errors", (jobs, tx) -> {
-                    for (Job job : jobs) {
-                        if (job.kind().equals("bug")) {
-                            throw new AssertionError("a bug in the handler");
-                        }
-                        tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-                    }
-                })
+        try (TransactionalWorker worker = TransactionalWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), "errors", (jobs, tx) -> {
+                            for (Job job : jobs) {
+                                if (job.kind().equals("bug")) {
+                                    throw new AssertionError("a bug in the handler");
+                                }
+                                tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                            }
+                        })
                 .threads(2)
                 .batchSize(5)
                 .pollInterval(Duration.ofMillis(20))
                 .listen(false)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .start()) {
             awaitSettled("errors");
@@ -160,24 +161,24 @@ class TransactionalWorkerTest extends DatabaseTest {
                 dsl,
                 NewJob.builder("swallow", "swallow").priority(0).maxAttempts(2).build());
         List<Long> good = queue.enqueueAll(dsl, Collections.nCopies(9, NewJob.of("swallow", "ok")));
-        try (TransactionalWorker worker = TransactionalWorker.builder(pool, "swallow", (jobs, tx) -> {
-                    for (Job job : jobs) {
-                        if (job.kind().equals("swallow")) {
-                            try {
-                                tx.execute("SELECT 1 / 0");
-                            } catch (org.jooq.exception.DataAccessException ignored) {
-                                // a handler bug: the transaction is aborted now
+        try (TransactionalWorker worker = TransactionalWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), "swallow", (jobs, tx) -> {
+                            for (Job job : jobs) {
+                                if (job.kind().equals("swallow")) {
+                                    try {
+                                        tx.execute("SELECT 1 / 0");
+                                    } catch (org.jooq.exception.DataAccessException ignored) {
+                                        // a handler bug: the transaction is aborted now
+                                    }
+                                } else {
+                                    tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
+                                }
                             }
-                        } else {
-                            tx.execute("INSERT INTO batch_results VALUES (?)", job.id());
-                        }
-                    }
-                })
+                        })
                 .threads(1)
                 .batchSize(5)
                 .pollInterval(Duration.ofMillis(20))
                 .listen(false)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .start()) {
             awaitSettled("swallow");
@@ -190,7 +191,7 @@ class TransactionalWorkerTest extends DatabaseTest {
 
     @Test
     void aPoolTooSmallForTheThreadsIsRefusedAtStart() {
-        try (var small = dev.locksmith.it.TestPostgres.pool(database, 3)) {
+        try (var small = dev.locksmith.it.support.TestPostgres.pool(database, 3)) {
             TransactionalWorker worker = TransactionalWorker.builder(small, "q", (jobs, tx) -> {})
                     .threads(3)
                     .build();

@@ -3,8 +3,10 @@ package dev.locksmith.it.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.PreparedJob;
 import dev.locksmith.jobs.ResolveResult;
@@ -98,13 +100,15 @@ class TwoPhaseConcurrencyTest extends TwoPhaseTest {
             for (int w = 0; w < WORKERS; w++) {
                 HikariDataSource own = TestPostgres.pool(database, THREADS + 1);
                 pools.add(own);
-                DSLContext observed = LocksmithObserver.using(DSL.using(own, SQLDialect.POSTGRES), completions);
+                DSLContext observed = Locksmith.builder(DSL.using(own, SQLDialect.POSTGRES))
+                        .observer(completions)
+                        .build()
+                        .dsl();
                 workers.add(TwoPhaseSeams.beforeFinish(
-                                TwoPhaseWorker.builder(observed, "pay", flaky, ledgerCheck())
+                                TwoPhaseWorker.builder(new JobQueue(observed, FAST_RETRY), "pay", flaky, ledgerCheck())
                                         .threads(THREADS)
                                         .listen(false)
                                         .pollInterval(Duration.ofMillis(20))
-                                        .queueConfig(FAST_RETRY)
                                         // settled at the end, once no worker runs
                                         .resolveOlderThan(Duration.ofHours(1)),
                                 killAtRandom)
@@ -119,9 +123,9 @@ class TwoPhaseConcurrencyTest extends TwoPhaseTest {
         int stuck = killedBeforeCommit.get() + killedBeforeRollback.get();
         assertThat(preparedGids(dsl)).hasSize(stuck);
 
-        ResolveResult resolved = TwoPhaseWorker.builder(pool, "pay", flaky, ledgerCheck())
+        ResolveResult resolved = TwoPhaseWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), "pay", flaky, ledgerCheck())
                 .resolveOlderThan(Duration.ZERO)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .resolveNow();
         assertThat(resolved).isEqualTo(new ResolveResult(killedBeforeCommit.get(), killedBeforeRollback.get(), 0));

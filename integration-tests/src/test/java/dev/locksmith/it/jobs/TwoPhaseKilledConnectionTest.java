@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.PreparedJob;
@@ -41,9 +43,9 @@ class TwoPhaseKilledConnectionTest extends TwoPhaseTest {
     }
 
     private TwoPhaseWorker resolver(String queueName) {
-        return TwoPhaseWorker.builder(pool, queueName, recording(), ledgerCheck())
+        return TwoPhaseWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), queueName, recording(), ledgerCheck())
                 .resolveOlderThan(Duration.ZERO)
-                .queueConfig(FAST_RETRY)
                 .build();
     }
 

@@ -5,12 +5,13 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.Locksmith;
 import dev.locksmith.PoolingMode;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.ResolveResult;
 import dev.locksmith.jobs.TwoPhaseWorker;
 import dev.locksmith.observe.JobEvent;
-import dev.locksmith.observe.LocksmithObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -84,8 +85,13 @@ class TwoPhasePgBouncerTest extends TwoPhaseTest {
         long left = queue.enqueue(dsl, NewJob.of("pay", "charge"));
         prepareByHand(left, gidOf(left));
         dsl.execute("INSERT INTO effect_ledger VALUES (?, ?)", gidOf(left), left);
-        assertThat(TwoPhaseWorker.builder(viaBouncer, "pay", recording(), ledgerCheck())
-                        .poolingMode(PoolingMode.TRANSACTION)
+        assertThat(TwoPhaseWorker.builder(
+                                new JobQueue(Locksmith.builder(viaBouncer)
+                                        .poolingMode(PoolingMode.TRANSACTION)
+                                        .build()),
+                                "pay",
+                                recording(),
+                                ledgerCheck())
                         .listen(false)
                         .resolveOlderThan(Duration.ZERO)
                         .build()
@@ -95,11 +101,15 @@ class TwoPhasePgBouncerTest extends TwoPhaseTest {
         List<Long> ids = new ArrayList<>(queue.enqueueAll(dsl, Collections.nCopies(60, NewJob.of("pay", "charge"))));
         CountDownLatch committed = new CountDownLatch(ids.size());
         try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
-                        LocksmithObserver.using(viaBouncer, counting(JobEvent.COMPLETED, committed)),
+                        new JobQueue(Locksmith.builder(Locksmith.builder(viaBouncer)
+                                        .observer(counting(JobEvent.COMPLETED, committed))
+                                        .build()
+                                        .dsl())
+                                .poolingMode(PoolingMode.TRANSACTION)
+                                .build()),
                         "pay",
                         recording(),
                         ledgerCheck())
-                .poolingMode(PoolingMode.TRANSACTION)
                 .listen(false)
                 .threads(4)
                 .pollInterval(Duration.ofMillis(20))

@@ -3,7 +3,7 @@ package dev.locksmith.it.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.SideEffectStatus;
 import dev.locksmith.jobs.TwoPhaseWorker;
 import dev.locksmith.provisioning.ScratchDatabase;

@@ -3,7 +3,9 @@ package dev.locksmith.it.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.PreparedJob;
@@ -39,9 +41,8 @@ import org.junit.jupiter.api.Test;
 class TwoPhaseResolverTest extends TwoPhaseTest {
 
     private TwoPhaseWorker resolver(String queueName, SideEffectCheck check) {
-        return TwoPhaseWorker.builder(pool, queueName, recording(), check)
+        return TwoPhaseWorker.builder(new JobQueue(Locksmith.of(pool), FAST_RETRY), queueName, recording(), check)
                 .resolveOlderThan(Duration.ZERO)
-                .queueConfig(FAST_RETRY)
                 .build();
     }
 
@@ -216,9 +217,11 @@ class TwoPhaseResolverTest extends TwoPhaseTest {
         // one completion by the round of start() (the committed job), one by the rerun of the other
         CountDownLatch completed = new CountDownLatch(2);
         try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
-                        observed(counting(JobEvent.COMPLETED, completed)), "pay", recording(), ledgerCheck())
+                        new JobQueue(observed(counting(JobEvent.COMPLETED, completed)), FAST_RETRY),
+                        "pay",
+                        recording(),
+                        ledgerCheck())
                 .resolveOlderThan(Duration.ZERO)
-                .queueConfig(FAST_RETRY)
                 .pollInterval(Duration.ofMillis(50))
                 .threads(1)
                 .build()

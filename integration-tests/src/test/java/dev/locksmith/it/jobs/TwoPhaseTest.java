@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -203,7 +204,7 @@ abstract class TwoPhaseTest extends DatabaseTest {
 
     /** A context like {@link #dsl} whose workers report to {@code observer}. */
     DSLContext observed(LocksmithObserver observer) {
-        return LocksmithObserver.using(dsl, observer);
+        return Locksmith.builder(dsl).observer(observer).build().dsl();
     }
 
     /** Counts down on each {@code event}. */

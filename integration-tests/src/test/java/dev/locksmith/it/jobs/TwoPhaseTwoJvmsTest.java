@@ -3,7 +3,9 @@ package dev.locksmith.it.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.ResolveResult;
@@ -64,9 +66,9 @@ class TwoPhaseTwoJvmsTest extends TwoPhaseTest {
         assertThat(queue.find(dsl, id)).get().extracting(Job::status).isEqualTo(JobStatus.PENDING);
         assertThat(results()).isEmpty();
 
-        ResolveResult resolved = TwoPhaseWorker.builder(pool, "pay", recording(), ledgerCheck())
+        ResolveResult resolved = TwoPhaseWorker.builder(
+                        new JobQueue(Locksmith.of(pool), FAST_RETRY), "pay", recording(), ledgerCheck())
                 .resolveOlderThan(Duration.ZERO)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .resolveNow();
 

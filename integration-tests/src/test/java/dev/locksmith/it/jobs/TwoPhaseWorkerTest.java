@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.entry;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.exception.LocksmithException;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
@@ -150,10 +150,12 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
             }
         };
         try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
-                        observed(counting(JobEvent.COMPLETED, committed)), "flaky", flaky, ledgerCheck())
+                        new JobQueue(observed(counting(JobEvent.COMPLETED, committed)), FAST_RETRY),
+                        "flaky",
+                        flaky,
+                        ledgerCheck())
                 .threads(2)
                 .pollInterval(POLL)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .start()) {
             await(committed, "the job committed on its third attempt");
@@ -184,10 +186,12 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
             }
         };
         try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
-                        observed(counting(JobEvent.FAILED, failed)), "declined", declined, ledgerCheck())
+                        new JobQueue(observed(counting(JobEvent.FAILED, failed)), FAST_RETRY),
+                        "declined",
+                        declined,
+                        ledgerCheck())
                 .threads(1)
                 .pollInterval(POLL)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .start()) {
             await(failed, "the job failed for good");
@@ -222,10 +226,12 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
             }
         };
         try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
-                        observed(counting(JobEvent.COMPLETED, committed)), "handler", firstTryFails, ledgerCheck())
+                        new JobQueue(observed(counting(JobEvent.COMPLETED, committed)), FAST_RETRY),
+                        "handler",
+                        firstTryFails,
+                        ledgerCheck())
                 .threads(1)
                 .pollInterval(POLL)
-                .queueConfig(FAST_RETRY)
                 .build()
                 .start()) {
             await(committed, "the job committed on its second attempt");

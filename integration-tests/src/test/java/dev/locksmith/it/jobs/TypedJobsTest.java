@@ -7,8 +7,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.locksmith.Locksmith;
 import dev.locksmith.codegen.tables.records.JobsRecord;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.JacksonJobCodec;
 import dev.locksmith.jobs.Job;
@@ -20,7 +22,6 @@ import dev.locksmith.jobs.JobType;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.jobs.WorkerListener;
 import dev.locksmith.observe.JobEvent;
 import dev.locksmith.observe.LocksmithObserver;
 import java.math.BigDecimal;
@@ -170,21 +171,23 @@ class TypedJobsTest extends DatabaseTest {
         List<Long> handled = new CopyOnWriteArrayList<>();
         CountDownLatch settled = new CountDownLatch(good.size() + bad.size());
         Map<Long, FailResult.Outcome> failures = new ConcurrentHashMap<>();
-        WorkerListener listener = new WorkerListener() {
+        WorkerEvents listener = new WorkerEvents() {
             @Override
             public void completed(Job job) {
                 settled.countDown();
             }
 
             @Override
-            public void failed(Job job, Throwable error, FailResult result) {
-                failures.put(job.id(), result.outcome());
+            public void failed(Job job, FailResult.Outcome outcome) {
+                failures.put(job.id(), outcome);
                 settled.countDown();
             }
         };
-        try (JobWorker worker = JobWorker.builder(pool, "typed-leased", pings(handled))
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(listener).build()),
+                        "typed-leased",
+                        pings(handled))
                 .threads(4)
-                .listener(listener)
                 .build()
                 .start()) {
             assertThat(settled.await(30, TimeUnit.SECONDS))
@@ -215,7 +218,7 @@ class TypedJobsTest extends DatabaseTest {
             }
         };
         try (TransactionalWorker worker = TransactionalWorker.builder(
-                        LocksmithObserver.using(dsl, events),
+                        Locksmith.builder(dsl).observer(events).build().dsl(),
                         "typed-tx",
                         pings(handled).batched())
                 .threads(2)

@@ -4,13 +4,14 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.jobs.WorkerListener;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.List;
@@ -51,16 +52,19 @@ class WorkerConfigurationTest extends DatabaseTest {
         long id = new JobQueue(dsl).enqueue(dsl, NewJob.of("configured", "k"));
         CountDownLatch done = new CountDownLatch(1);
         try (JobWorker worker = JobWorker.builder(
-                        users, "configured", (job, tx) -> tx.execute("SELECT 'handled by the user''s listener'"))
+                        new JobQueue(Locksmith.builder(users)
+                                .observer(new WorkerEvents() {
+                                    @Override
+                                    public void completed(Job job) {
+                                        done.countDown();
+                                    }
+                                })
+                                .build()),
+                        "configured",
+                        (job, tx) -> tx.execute("SELECT 'handled by the user''s listener'"))
                 .threads(1)
                 .listen(false)
                 .pollInterval(Duration.ofMillis(20))
-                .listener(new WorkerListener() {
-                    @Override
-                    public void completed(Job job) {
-                        done.countDown();
-                    }
-                })
                 .build()
                 .start()) {
             assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();

@@ -4,7 +4,9 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
@@ -13,7 +15,6 @@ import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.jobs.WorkerListener;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -101,17 +102,22 @@ class WorkerLoggingTest extends DatabaseTest {
                 dsl, NewJob.builder("txlog", "mail").maxAttempts(5).build());
         CountDownLatch oneFailure = new CountDownLatch(1);
         String err = capturingStandardError(() -> {
-            try (TransactionalWorker worker = TransactionalWorker.builder(pool, "txlog", (jobs, tx) -> {
-                        seenMdc.add(MDC.getCopyOfContextMap());
-                        oneFailure.countDown();
-                        throw new IllegalStateException("boom in a batch of " + jobs.size());
-                    })
+            try (TransactionalWorker worker = TransactionalWorker.builder(
+                            new JobQueue(
+                                    Locksmith.of(pool),
+                                    JobQueueConfig.builder()
+                                            .retryBackoff(
+                                                    new Backoff(Duration.ofHours(1), Duration.ofHours(1), 1.0, 0.0))
+                                            .build()),
+                            "txlog",
+                            (jobs, tx) -> {
+                                seenMdc.add(MDC.getCopyOfContextMap());
+                                oneFailure.countDown();
+                                throw new IllegalStateException("boom in a batch of " + jobs.size());
+                            })
                     .threads(1)
                     .listen(false)
                     .isolateEachJob(true)
-                    .queueConfig(JobQueueConfig.builder()
-                            .retryBackoff(new Backoff(Duration.ofHours(1), Duration.ofHours(1), 1.0, 0.0))
-                            .build())
                     .pollInterval(Duration.ofMillis(20))
                     .build()
                     .start()) {
@@ -133,13 +139,18 @@ class WorkerLoggingTest extends DatabaseTest {
     private String runUntilFailedForGood(String queueName, Level retryLevel) throws Exception {
         CountDownLatch failedForGood = new CountDownLatch(1);
         return capturingStandardError(() -> {
-            try (JobWorker worker = JobWorker.builder(pool, queueName, exploding())
+            try (JobWorker worker = JobWorker.builder(
+                            new JobQueue(
+                                    Locksmith.builder(pool)
+                                            .observer(failedForGood(failedForGood))
+                                            .build(),
+                                    FAST_RETRY),
+                            queueName,
+                            exploding())
                     .threads(1)
                     .listen(false)
                     .pollInterval(Duration.ofMillis(20))
-                    .queueConfig(FAST_RETRY)
                     .handlerFailureLogLevel(retryLevel)
-                    .listener(failedForGood(failedForGood))
                     .build()
                     .start()) {
                 await(failedForGood);
@@ -169,11 +180,11 @@ class WorkerLoggingTest extends DatabaseTest {
                 .toList();
     }
 
-    private static WorkerListener failedForGood(CountDownLatch latch) {
-        return new WorkerListener() {
+    private static WorkerEvents failedForGood(CountDownLatch latch) {
+        return new WorkerEvents() {
             @Override
-            public void failed(Job job, Throwable error, FailResult result) {
-                if (result.outcome() == FailResult.Outcome.FAILED) {
+            public void failed(Job job, FailResult.Outcome outcome) {
+                if (outcome == FailResult.Outcome.FAILED) {
                     latch.countDown();
                 }
             }

@@ -8,7 +8,7 @@ import dev.locksmith.advisory.AdvisoryKey;
 import dev.locksmith.advisory.AdvisoryLocks;
 import dev.locksmith.advisory.SessionLock;
 import dev.locksmith.exception.LockNotAvailableException;
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;

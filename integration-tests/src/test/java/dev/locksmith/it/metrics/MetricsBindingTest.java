@@ -4,11 +4,11 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.micrometer.LocksmithMetrics;
-import dev.locksmith.observe.LocksmithObserver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,7 +25,8 @@ class MetricsBindingTest extends DatabaseTest {
     @Test
     void nothingIsRecordedBeforeBindingAndEverythingAfter() {
         LocksmithMetrics metrics = new LocksmithMetrics();
-        JobQueue queue = new JobQueue(LocksmithObserver.using(dsl, metrics));
+        JobQueue queue =
+                new JobQueue(Locksmith.builder(dsl).observer(metrics).build().dsl());
         queue.enqueue(dsl, NewJob.of("early", "k"));
         assertThat(queue.claim("early", 1, Duration.ofMinutes(1), "w")).hasSize(1);
 
@@ -36,12 +37,12 @@ class MetricsBindingTest extends DatabaseTest {
         assertThat(registry.get("locksmith.locks.timeouts").counter().count()).isZero();
         assertThat(registry.get("locksmith.pool.acquire.timeouts").counter().count())
                 .isZero();
-        assertThat(registry.find("locksmith.jobs.enqueued").counters()).isEmpty();
+        assertThat(registry.find("locksmith.jobs.inserted").counters()).isEmpty();
         assertThat(registry.find("locksmith.jobs.claim").timers()).isEmpty();
 
         queue.enqueue(dsl, NewJob.of("early", "k"));
         assertThat(queue.claim("early", 1, Duration.ofMinutes(1), "w")).hasSize(1);
-        assertThat(registry.get("locksmith.jobs.enqueued")
+        assertThat(registry.get("locksmith.jobs.inserted")
                         .tags("queue", "early", "kind", "k")
                         .counter()
                         .count())

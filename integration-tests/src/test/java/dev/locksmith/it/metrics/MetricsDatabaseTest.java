@@ -2,9 +2,9 @@ package dev.locksmith.it.metrics;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.micrometer.LocksmithMetrics;
-import dev.locksmith.observe.LocksmithObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -29,7 +29,7 @@ abstract class MetricsDatabaseTest extends DatabaseTest {
         registry = new SimpleMeterRegistry();
         metrics = new LocksmithMetrics();
         metrics.bindTo(registry);
-        observed = LocksmithObserver.using(dsl, metrics);
+        observed = Locksmith.builder(dsl).observer(metrics).build().dsl();
     }
 
     /** The sum of the counters named {@code name} that carry {@code tags} (key, value, ...); 0 when there is none. */

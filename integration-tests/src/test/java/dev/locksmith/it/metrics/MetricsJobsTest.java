@@ -45,6 +45,29 @@ class MetricsJobsTest extends MetricsDatabaseTest {
         queue = new JobQueue(observed);
     }
 
+    /**
+     * {@code locksmith.jobs.inserted} counts what the name says: the rows an enqueue inserted, in
+     * the producer's transaction, whether or not it commits (it was {@code locksmith.jobs.enqueued},
+     * which read as committed jobs and made "backlog = enqueued - completed" drift). The backlog is
+     * what the depth gauge counts.
+     */
+    @Test
+    void insertedCountsEveryInsertEvenOneThatRollsBackWhileTheDepthCountsTheBacklog() {
+        queue.enqueueAll(observed, Collections.nCopies(5, NewJob.of("rolled", "k")));
+        try {
+            observed.transaction(c -> {
+                queue.enqueueAll(c.dsl(), Collections.nCopies(3, NewJob.of("rolled", "k")));
+                throw new IllegalStateException("the producer's transaction rolls back");
+            });
+        } catch (IllegalStateException expected) {
+            // nothing of it remains
+        }
+        assertThat(counted("locksmith.jobs.inserted", "queue", "rolled", "kind", "k"))
+                .isEqualTo(8);
+        assertThat(registry.find("locksmith.jobs.enqueued").meters()).isEmpty();
+        assertThat(queue.depth("rolled", 100).pending()).isEqualTo(5);
+    }
+
     @Test
     void aJobWorkerRunCountsEnqueuedClaimedCompletedRetriedAndFailedJobsPerKindExactly() {
         queue.enqueueAll(observed, Collections.nCopies(6, NewJob.of("work", "a")));
@@ -62,20 +85,19 @@ class MetricsJobsTest extends MetricsDatabaseTest {
                 throw new IllegalStateException("scripted failure of " + job.kind() + ", attempt " + job.attempts());
             }
         };
-        try (JobWorker worker = JobWorker.builder(observed, "work", handler)
+        try (JobWorker worker = JobWorker.builder(new JobQueue(observed, FAST_RETRY), "work", handler)
                 .threads(2)
                 .pollInterval(Duration.ofMillis(20))
-                .queueConfig(FAST_RETRY)
                 .build()
                 .start()) {
             awaitNoJob(JOBS.QUEUE.eq("work").and(JOBS.STATUS.in("pending", "running")));
         } // close() returns once every handler thread has ended, and so recorded what it ran
 
-        assertThat(counted("locksmith.jobs.enqueued", "queue", "work", "kind", "a"))
+        assertThat(counted("locksmith.jobs.inserted", "queue", "work", "kind", "a"))
                 .isEqualTo(7);
-        assertThat(counted("locksmith.jobs.enqueued", "queue", "work", "kind", "b"))
+        assertThat(counted("locksmith.jobs.inserted", "queue", "work", "kind", "b"))
                 .isEqualTo(3);
-        assertThat(counted("locksmith.jobs.enqueued", "queue", "work", "kind", "c"))
+        assertThat(counted("locksmith.jobs.inserted", "queue", "work", "kind", "c"))
                 .isEqualTo(1);
         assertThat(counted("locksmith.jobs.claimed", "queue", "work", "kind", "a"))
                 .isEqualTo(7);
@@ -273,11 +295,12 @@ class MetricsJobsTest extends MetricsDatabaseTest {
     }
 
     @Test
-    void aTransactionalWorkerCountsCompletionsOnlyForTheBatchThatCommitted() {
+    void aTransactionalWorkerCountsClaimsAndCompletionsOnlyOfTheBatchesThatCommitted() {
         queue.enqueueAll(observed, Collections.nCopies(3, NewJob.of("batch", "t")));
         queue.enqueue(observed, NewJob.builder("batch", "p").maxAttempts(1).build());
-        // the poison job fails the whole first batch (rolled back: claimed, never completed), then
-        // fails alone under its savepoint while the other three commit
+        // the poison job fails the whole first batch (rolled back: not counted as claimed, since its
+        // jobs are back in the queue), then fails alone under its savepoint while the other three
+        // commit: each job is counted claimed once, by the batch that committed it
         try (TransactionalWorker worker = TransactionalWorker.builder(observed, "batch", (jobs, tx) -> {
                     for (Job job : jobs) {
                         if (job.kind().equals("p")) {
@@ -294,9 +317,9 @@ class MetricsJobsTest extends MetricsDatabaseTest {
         } // close() joins the worker's thread: the committed batch has been reported
 
         assertThat(counted("locksmith.jobs.claimed", "queue", "batch", "kind", "t"))
-                .isEqualTo(6);
+                .isEqualTo(3);
         assertThat(counted("locksmith.jobs.claimed", "queue", "batch", "kind", "p"))
-                .isEqualTo(2);
+                .isEqualTo(1);
         assertThat(counted("locksmith.jobs.completed", "queue", "batch", "kind", "t"))
                 .isEqualTo(3);
         assertThat(counted("locksmith.jobs.completed", "queue", "batch", "kind", "p"))

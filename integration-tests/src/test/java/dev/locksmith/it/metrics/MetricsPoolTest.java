@@ -3,6 +3,7 @@ package dev.locksmith.it.metrics;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.it.support.CountingContext;
 import dev.locksmith.micrometer.PoolMetrics;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;

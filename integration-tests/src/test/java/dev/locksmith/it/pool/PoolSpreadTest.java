@@ -3,7 +3,7 @@ package dev.locksmith.it.pool;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
 import java.time.Duration;

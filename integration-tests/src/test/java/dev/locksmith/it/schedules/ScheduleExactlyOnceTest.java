@@ -6,9 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.codegen.tables.records.SchedulesRecord;
-import dev.locksmith.it.Concurrently;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.Occurrences;
+import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.schedules.Schedules;

@@ -4,8 +4,9 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.TestPostgres;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.Occurrences;
+import dev.locksmith.it.support.TestPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

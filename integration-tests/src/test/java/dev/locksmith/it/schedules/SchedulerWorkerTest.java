@@ -5,7 +5,9 @@ import static dev.locksmith.codegen.Tables.SCHEDULES;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.TestClock;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.observe.LocksmithObserver;
@@ -58,13 +60,16 @@ class SchedulerWorkerTest extends DatabaseTest {
         TestClock clock = new TestClock(Instant.parse("2026-01-01T12:00:30Z"));
         AtomicInteger enqueuedSeen = new AtomicInteger();
         Map<String, Integer> byKind = new ConcurrentHashMap<>();
-        DSLContext observed = LocksmithObserver.using(dsl, new LocksmithObserver() {
-            @Override
-            public void jobsEnqueued(String queue, String kind, int count) {
-                enqueuedSeen.addAndGet(count);
-                byKind.merge(queue + "/" + kind, count, Integer::sum);
-            }
-        });
+        DSLContext observed = Locksmith.builder(dsl)
+                .observer(new LocksmithObserver() {
+                    @Override
+                    public void jobsEnqueued(String queue, String kind, int count) {
+                        enqueuedSeen.addAndGet(count);
+                        byKind.merge(queue + "/" + kind, count, Integer::sum);
+                    }
+                })
+                .build()
+                .dsl();
         SchedulerWorker scheduler = SchedulerWorker.builder(observed)
                 .tickInterval(Duration.ofMillis(10))
                 .config(SchedulesConfig.builder().clock(clock).build())

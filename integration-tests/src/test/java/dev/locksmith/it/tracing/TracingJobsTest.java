@@ -1,24 +1,26 @@
 package dev.locksmith.it.tracing;
 
 import static dev.locksmith.codegen.Tables.JOBS;
-import static dev.locksmith.it.tracing.SpanRecorder.CLAIM_LEASED;
-import static dev.locksmith.it.tracing.SpanRecorder.DB_SYSTEM;
-import static dev.locksmith.it.tracing.SpanRecorder.ERROR_TYPE;
-import static dev.locksmith.it.tracing.SpanRecorder.JOB_ATTEMPT;
-import static dev.locksmith.it.tracing.SpanRecorder.JOB_COUNT;
-import static dev.locksmith.it.tracing.SpanRecorder.JOB_ID;
-import static dev.locksmith.it.tracing.SpanRecorder.JOB_KIND;
-import static dev.locksmith.it.tracing.SpanRecorder.OUTCOME;
-import static dev.locksmith.it.tracing.SpanRecorder.QUEUE;
+import static dev.locksmith.it.support.SpanRecorder.CLAIM_LEASED;
+import static dev.locksmith.it.support.SpanRecorder.DB_SYSTEM;
+import static dev.locksmith.it.support.SpanRecorder.ERROR_TYPE;
+import static dev.locksmith.it.support.SpanRecorder.JOB_ATTEMPT;
+import static dev.locksmith.it.support.SpanRecorder.JOB_COUNT;
+import static dev.locksmith.it.support.SpanRecorder.JOB_ID;
+import static dev.locksmith.it.support.SpanRecorder.JOB_KIND;
+import static dev.locksmith.it.support.SpanRecorder.OUTCOME;
+import static dev.locksmith.it.support.SpanRecorder.QUEUE;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Await;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.SpanRecorder;
 import dev.locksmith.jobs.JobHandler;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.observe.LocksmithObserver;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
@@ -29,6 +31,7 @@ import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.LinkData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.jooq.DSLContext;
@@ -51,7 +54,7 @@ class TracingJobsTest extends DatabaseTest {
     void setUp() {
         dsl.deleteFrom(JOBS).execute();
         spans = new SpanRecorder();
-        traced = LocksmithObserver.using(dsl, spans.tracing());
+        traced = Locksmith.builder(dsl).observer(spans.tracing()).build().dsl();
         queue = new JobQueue(traced);
     }
 
@@ -155,6 +158,38 @@ class TracingJobsTest extends DatabaseTest {
         assertThat(claim.getEndEpochNanos()).isLessThanOrEqualTo(handle.getStartEpochNanos());
         assertThat(spans.named("locksmith.job.claim"))
                 .allSatisfy(c -> assertThat(c.getAttributes().get(OUTCOME)).isIn("ok", "empty"));
+    }
+
+    /**
+     * A handler that writes nothing has its job completed after it ends, in a batch on the
+     * completer's thread: that completion span has no parent, and links to the handler span of each
+     * job it completes (before, it was a root span with no link at all: an orphan).
+     */
+    @Test
+    void aBatchedCompletionLinksToTheHandlerSpanOfEveryJobItCompletes() throws Exception {
+        List<Long> ids = queue.enqueueAll(traced, Collections.nCopies(6, NewJob.of("batched", "notify")));
+        try (JobWorker w = worker("batched", (job, tx) -> {}).threads(3).build().start()) {
+            for (long id : ids) {
+                spans.await("locksmith.job.handle", JOB_ID, id);
+            }
+            Await.until("every job completed", Duration.ofSeconds(30), () -> dsl.fetchCount(JOBS) == 0);
+        }
+        List<SpanData> handles = spans.named("locksmith.job.handle");
+        List<SpanData> completions = spans.named("locksmith.job.complete");
+        assertThat(completions).isNotEmpty().allSatisfy(complete -> {
+            assertThat(complete.getParentSpanContext().isValid()).isFalse();
+            assertThat(complete.getAttributes().get(OUTCOME)).isEqualTo("ok");
+        });
+        List<String> linked = completions.stream()
+                .flatMap(c -> c.getLinks().stream())
+                .map(l -> l.getSpanContext().getTraceId() + "/"
+                        + l.getSpanContext().getSpanId())
+                .toList();
+        assertThat(linked)
+                .as("each handler run linked once, by the completion that settled its job")
+                .containsExactlyInAnyOrderElementsOf(handles.stream()
+                        .map(h -> h.getTraceId() + "/" + h.getSpanId())
+                        .toList());
     }
 
     @Test

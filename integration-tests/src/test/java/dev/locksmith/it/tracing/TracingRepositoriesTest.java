@@ -1,20 +1,21 @@
 package dev.locksmith.it.tracing;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
-import static dev.locksmith.it.tracing.SpanRecorder.DB_SYSTEM;
-import static dev.locksmith.it.tracing.SpanRecorder.ERROR_TYPE;
-import static dev.locksmith.it.tracing.SpanRecorder.OUTCOME;
+import static dev.locksmith.it.support.SpanRecorder.DB_SYSTEM;
+import static dev.locksmith.it.support.SpanRecorder.ERROR_TYPE;
+import static dev.locksmith.it.support.SpanRecorder.OUTCOME;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.LockWait;
+import dev.locksmith.Locksmith;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferResult;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.exception.LockNotAvailableException;
-import dev.locksmith.it.DatabaseTest;
-import dev.locksmith.it.HeldTransaction;
-import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.HeldTransaction;
+import dev.locksmith.it.support.SpanRecorder;
 import dev.locksmith.pool.ChannelAccountPool;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -47,7 +48,7 @@ class TracingRepositoriesTest extends DatabaseTest {
     void setUp() {
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         spans = new SpanRecorder();
-        traced = LocksmithObserver.using(dsl, spans.tracing());
+        traced = Locksmith.builder(dsl).observer(spans.tracing()).build().dsl();
     }
 
     @AfterEach

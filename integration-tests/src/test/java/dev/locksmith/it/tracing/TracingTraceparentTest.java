@@ -3,7 +3,9 @@ package dev.locksmith.it.tracing;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.it.DatabaseTest;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.SpanRecorder;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.observe.LocksmithObserver;
@@ -91,7 +93,8 @@ class TracingTraceparentTest extends DatabaseTest {
                 return malformed;
             }
         };
-        JobQueue queue = new JobQueue(LocksmithObserver.using(dsl, careless));
+        JobQueue queue =
+                new JobQueue(Locksmith.builder(dsl).observer(careless).build().dsl());
         long id = queue.enqueue(dsl, NewJob.of("careless", "k"));
         assertThat(dsl.select(JOBS.TRACEPARENT).from(JOBS).where(JOBS.ID.eq(id)).fetchSingle(JOBS.TRACEPARENT))
                 .isNull();

@@ -1,0 +1,119 @@
+package dev.locksmith.internal;
+
+import dev.locksmith.ExecutionMode;
+import dev.locksmith.PoolingMode;
+import dev.locksmith.observe.LocksmithObserver;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.jooq.ConnectionProvider;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+import org.jooq.impl.DataSourceConnectionProvider;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The settings of one {@code Locksmith} environment, as they travel with the {@code DSLContext}
+ * it made: the schema (also rendered by the context's render mapping), how its connections reach
+ * the server, how hot statements execute, the observer, and the data source behind the context
+ * (for the connections workers and session locks hold). A repository built from a context reads
+ * them once, with {@link #of(DSLContext)}; a context that no {@code Locksmith} made has the
+ * defaults. Only {@code Locksmith} puts one into a context: there is no other route.
+ * <b>Internal: not API.</b>
+ *
+ * @param schema the schema locksmith's tables were migrated to
+ * @param poolingMode how the connections reach the server
+ * @param executionMode how hot statements execute
+ * @param observer the observer to tell
+ * @param dataSource where the context's connections come from, when they come from a data source
+ */
+public record Environment(
+        String schema,
+        PoolingMode poolingMode,
+        ExecutionMode executionMode,
+        LocksmithObserver observer,
+        @Nullable DataSource dataSource) {
+
+    private static final String KEY = Environment.class.getName();
+
+    /**
+     * Checks every field.
+     *
+     * @param schema a valid schema name
+     * @param poolingMode not null
+     * @param executionMode not null
+     * @param observer not null
+     * @param dataSource the data source, or null
+     */
+    public Environment {
+        SchemaMapping.requireName(schema);
+        Objects.requireNonNull(poolingMode, "poolingMode");
+        Objects.requireNonNull(executionMode, "executionMode");
+        Objects.requireNonNull(observer, "observer");
+    }
+
+    /**
+     * The environment {@code dsl} carries: the one a {@code Locksmith} put there, or the defaults
+     * with the data source behind {@code dsl}'s connection provider.
+     *
+     * @param dsl a context
+     * @return its environment
+     */
+    public static Environment of(DSLContext dsl) {
+        Objects.requireNonNull(dsl, "dsl");
+        if (dsl.configuration().data(KEY) instanceof Environment carried) {
+            return carried;
+        }
+        return new Environment(
+                SchemaMapping.DEFAULT,
+                PoolingMode.SESSION,
+                ExecutionMode.JOOQ,
+                LocksmithObserver.NONE,
+                dataSourceOf(dsl));
+    }
+
+    /**
+     * A context like {@code dsl} (its connection provider, transaction provider, listeners and
+     * other settings kept) that renders locksmith's tables in this schema and carries this
+     * environment.
+     *
+     * @param dsl the context to derive from
+     * @return the derived context
+     */
+    public DSLContext apply(DSLContext dsl) {
+        DSLContext mapped = SchemaMapping.of(schema).on(dsl);
+        org.jooq.Configuration derived = mapped.configuration().derive();
+        derived.data(KEY, this);
+        return DSL.using(derived);
+    }
+
+    /**
+     * The data source behind {@code dsl}'s connections: that of a
+     * {@link DataSourceConnectionProvider} (what {@code DSL.using(dataSource, ...)} and Spring
+     * Boot's jOOQ auto-configuration make), else null.
+     *
+     * @param dsl a context
+     * @return the data source, or null
+     */
+    public static @Nullable DataSource dataSourceOf(DSLContext dsl) {
+        ConnectionProvider provider = dsl.configuration().connectionProvider();
+        return provider instanceof DataSourceConnectionProvider pooled ? pooled.dataSource() : null;
+    }
+
+    /**
+     * The data source, for a part of locksmith that holds connections of its own.
+     *
+     * @param what named in the message, e.g. {@code "a worker"}
+     * @return the data source
+     * @throws IllegalArgumentException when the environment was made from a context whose
+     *     connections do not come from a data source
+     */
+    public DataSource requireDataSource(String what) {
+        if (dataSource == null) {
+            throw new IllegalArgumentException(what + " needs connections of its own, from a DataSource: build the "
+                    + "Locksmith environment from one (Locksmith.builder(dataSource)), or from a DSLContext whose "
+                    + "connection provider hands out a DataSource's connections (a DataSourceConnectionProvider, as "
+                    + "DSL.using(dataSource, ...) and Spring Boot's jOOQ auto-configuration make)");
+        }
+        return dataSource;
+    }
+}

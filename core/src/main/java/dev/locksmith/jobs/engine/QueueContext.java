@@ -1,0 +1,69 @@
+package dev.locksmith.jobs.engine;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+
+import dev.locksmith.internal.Distribution;
+import dev.locksmith.internal.Observing;
+import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.internal.SchemaMapping;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueueConfig;
+import java.util.function.Function;
+import org.jooq.DSLContext;
+
+/**
+ * What the engine's parts share, built once per queue: the construction context (its settings
+ * render every statement; the statements that open their own transactions run on it), the
+ * queue's settings, the schema mapping applied to callers' contexts, the observer, the Citus
+ * layout (looked up once) and the pre-rendered hot statements. <b>Internal: not API.</b>
+ */
+final class QueueContext {
+
+    final DSLContext dsl;
+    final JobQueueConfig config;
+    final SchemaMapping schema;
+    final Observing observing;
+    final Distribution distribution;
+    final JobStatements statements;
+    private final Function<JobRow, Job> jobs;
+    private final RenderedQuery.RowMapper<Job> claimed;
+    private final RenderedQuery.RowMapper<Job> claimedInTransaction;
+
+    QueueContext(DSLContext dsl, JobQueueConfig config, Observing observing, Function<JobRow, Job> jobs) {
+        this.dsl = dsl;
+        this.config = config;
+        this.schema = SchemaMapping.of(dsl);
+        this.observing = observing;
+        this.distribution = new Distribution(dsl, JOBS, JOBS.SHARD.getName());
+        this.statements = new JobStatements(dsl);
+        this.jobs = jobs;
+        this.claimed = row -> jobs.apply(JobRow.read(row, 0));
+        // The transactional claim deletes the row; the attempt it starts is counted only when it
+        // fails (written back with attempts + 1), so the job in hand counts it here.
+        this.claimedInTransaction = row -> jobs.apply(JobRow.read(row, 1));
+    }
+
+    /** {@code tx}, rendering locksmith's tables in this queue's schema. */
+    DSLContext on(DSLContext tx) {
+        return schema.on(tx);
+    }
+
+    /** Shards of the Citus-distributed jobs table, or 0 on one server: see {@link Distribution}. */
+    int shards(DSLContext ctx) {
+        return distribution.shards(ctx);
+    }
+
+    Job job(JobRow row) {
+        return jobs.apply(row);
+    }
+
+    /** Maps a row of {@link JobStatements#JOB_COLUMNS} to a job, its attempts as stored. */
+    RenderedQuery.RowMapper<Job> claimed() {
+        return claimed;
+    }
+
+    /** Maps a row deleted by a transactional claim to the job in hand, its attempt counted. */
+    RenderedQuery.RowMapper<Job> claimedInTransaction() {
+        return claimedInTransaction;
+    }
+}

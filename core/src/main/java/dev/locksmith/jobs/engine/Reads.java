@@ -1,0 +1,200 @@
+package dev.locksmith.jobs.engine;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+
+import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.internal.Texts;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobStatus;
+import dev.locksmith.jobs.QueueDepth;
+import dev.locksmith.jobs.QueueStats;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+
+/** Reading jobs and the queue's state; nothing here locks or writes. <b>Internal: not API.</b> */
+public final class Reads {
+
+    private final QueueContext context;
+
+    Reads(QueueContext context) {
+        this.context = context;
+    }
+
+    /**
+     * Reads a job without locking it.
+     *
+     * @return the job as of {@code tx}'s snapshot; empty when its row is gone
+     */
+    public Optional<Job> find(DSLContext tx, long id) {
+        DSLContext ctx = context.on(tx);
+        return Errors.translating(
+                () -> ctx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(r -> context.job(JobRow.of(r))));
+    }
+
+    /**
+     * Reads jobs without locking them.
+     *
+     * @return the jobs found, by id, as of {@code tx}'s snapshot
+     */
+    public Map<Long, Job> findAll(DSLContext tx, Collection<Long> ids) {
+        DSLContext ctx = context.on(tx);
+        return Errors.translating(
+                () -> ctx.selectFrom(JOBS).where(JOBS.ID.in(ids)).fetchMap(JOBS.ID, r -> context.job(JobRow.of(r))));
+    }
+
+    /**
+     * Whether the caller's transaction has written anything so far (it has a transaction id).
+     *
+     * @param tx the caller's transaction
+     */
+    public boolean wroteInTransaction(DSLContext tx) {
+        DSLContext ctx = context.on(tx);
+        if (sentNothing(ctx)) {
+            return false;
+        }
+        if (context.shards(ctx) > 0) {
+            // On Citus, writes that went to worker nodes need not assign the coordinator's
+            // transaction id: a handler that sent anything is taken to have written.
+            return true;
+        }
+        RenderedQuery statement = context.statements.wroteInTransaction;
+        return statement
+                .fetchOptional(ctx, statement.binds(), row -> row.getBoolean(1))
+                .orElse(true);
+    }
+
+    /**
+     * Whether nothing at all was sent in the transaction on {@code tx}'s connection (PgJDBC
+     * begins a transaction lazily, with its first statement): a handler that did not use the
+     * database then costs no round trip. False when the driver cannot tell.
+     */
+    private static boolean sentNothing(DSLContext tx) {
+        return tx.connectionResult(c -> c.isWrapperFor(BaseConnection.class)
+                && c.unwrap(BaseConnection.class).getTransactionState() == TransactionState.IDLE);
+    }
+
+    /**
+     * Of {@code ids}, those whose job is still there and not {@code done}: after a completion
+     * whose outcome is unknown, the others were completed (by it, or by whoever held the job
+     * later).
+     */
+    public Set<Long> unfinished(Collection<Long> ids) {
+        return Errors.translating(() -> context.dsl
+                .select(JOBS.ID)
+                .from(JOBS)
+                .where(JOBS.ID.in(ids))
+                .and(JOBS.STATUS.ne(Sql.DONE))
+                .fetchSet(JOBS.ID));
+    }
+
+    /**
+     * Row counts per queue and status, and the age of each queue's oldest due pending job: two
+     * read-only statements (a scan of the table).
+     *
+     * @return one entry per queue that has rows, ordered by queue name
+     */
+    public List<QueueStats> stats() {
+        DSLContext dsl = context.dsl;
+        return Errors.translating(() -> {
+            Map<String, Map<JobStatus, Long>> counts = new TreeMap<>();
+            dsl.select(JOBS.QUEUE, JOBS.STATUS, DSL.count())
+                    .from(JOBS)
+                    .groupBy(JOBS.QUEUE, JOBS.STATUS)
+                    .fetch()
+                    .forEach(r -> counts.computeIfAbsent(r.value1(), q -> new EnumMap<>(JobStatus.class))
+                            .put(JobRow.status(r.value2()), r.value3().longValue()));
+            Map<String, Duration> oldest = new HashMap<>();
+            dsl.select(JOBS.QUEUE, DSL.min(JOBS.RUN_AT), DSL.currentOffsetDateTime())
+                    .from(JOBS)
+                    .where(JOBS.STATUS.eq(Sql.PENDING).and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime())))
+                    .groupBy(JOBS.QUEUE)
+                    .fetch()
+                    .forEach(r -> oldest.put(r.value1(), Duration.between(r.value2(), r.value3())));
+            List<QueueStats> result = new ArrayList<>();
+            counts.forEach((queue, byStatus) ->
+                    result.add(new QueueStats(queue, Map.copyOf(byStatus), Optional.ofNullable(oldest.get(queue)))));
+            return result;
+        });
+    }
+
+    /**
+     * How deep {@code queue} is, measured with work bounded by {@code cap} whatever the table
+     * holds: pending jobs counted on the claim index up to {@code cap}, running jobs on the lease
+     * index up to {@code cap}, and the age of the oldest due pending job found with two index
+     * probes per distinct priority of the queue's pending jobs. One read-only statement.
+     */
+    public QueueDepth depth(String queue, int cap) {
+        Texts.requireName("queue", queue, 128);
+        if (cap < 1 || cap > 1_000_000) {
+            throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
+        }
+        Field<String> q = DSL.val(queue);
+        Field<Integer> limit = DSL.val(cap);
+        // Loose index scan over the priorities of the queue's pending jobs: for each, the oldest
+        // due run_at is the first entry of (queue, priority, run_at) with run_at <= now().
+        var priorities = DSL.name("priorities");
+        var priority = DSL.field(DSL.name("priorities", "priority"), SQLDataType.SMALLINT);
+        var cte = priorities
+                .fields("priority")
+                .as(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
+                                .from(JOBS)
+                                .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                                .orderBy(JOBS.PRIORITY)
+                                .limit(1)))
+                        .unionAll(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
+                                        .from(JOBS)
+                                        .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                                        .and(JOBS.PRIORITY.gt(priority))
+                                        .orderBy(JOBS.PRIORITY)
+                                        .limit(1)))
+                                .from(DSL.table(priorities))
+                                .where(priority.isNotNull())));
+        Field<OffsetDateTime> oldestPerPriority = DSL.field(DSL.select(JOBS.RUN_AT)
+                .from(JOBS)
+                .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                .and(JOBS.PRIORITY.eq(priority))
+                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()))
+                .orderBy(JOBS.RUN_AT)
+                .limit(1));
+        Field<Integer> pending = DSL.field(DSL.selectCount()
+                .from(DSL.select(DSL.inline(1))
+                        .from(JOBS)
+                        .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                        .limit(limit)));
+        Field<Integer> running = DSL.field(DSL.selectCount()
+                .from(DSL.select(DSL.inline(1))
+                        .from(JOBS)
+                        .where(JOBS.STATUS.eq(Sql.RUNNING).and(JOBS.QUEUE.eq(q)))
+                        .limit(limit)));
+        Field<OffsetDateTime> oldest = DSL.field(
+                DSL.withRecursive(cte).select(DSL.min(oldestPerPriority)).from(DSL.table(priorities)));
+        return Errors.translating(() -> {
+            var row = context.dsl
+                    .select(pending, running, oldest, DSL.currentOffsetDateTime())
+                    .fetchSingle();
+            OffsetDateTime oldestRunAt = row.value3();
+            return new QueueDepth(
+                    queue,
+                    row.value1(),
+                    row.value2(),
+                    cap,
+                    oldestRunAt == null ? Optional.empty() : Optional.of(Duration.between(oldestRunAt, row.value4())));
+        });
+    }
+}

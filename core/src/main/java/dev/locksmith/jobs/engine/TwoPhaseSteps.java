@@ -1,0 +1,200 @@
+package dev.locksmith.jobs.engine;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+
+import dev.locksmith.LockWait;
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.internal.Errors;
+import dev.locksmith.jobs.FailResult;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobControl;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Function;
+import org.jooq.DSLContext;
+import org.jooq.Record1;
+import org.jooq.Select;
+import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The steps of a two-phase job after its claim ({@link Claims#twoPhase}): taking it in the
+ * transaction to be prepared, and recording how an attempt ended when that transaction rolled
+ * back. Each finds the job only while it is as its claim left it (pending, with the attempts the
+ * claim counted), so a step of a worker whose hold ran out cannot touch the job another claimer
+ * took since. <b>Internal: not API.</b>
+ */
+public final class TwoPhaseSteps {
+
+    /**
+     * How long the steps of a two-phase job wait for its row: only another claimer, after the
+     * claim's hold ran out, holds it longer than a moment.
+     */
+    private static final LockWait LOCK_WAIT = LockWait.upTo(Duration.ofSeconds(10));
+
+    private final QueueContext context;
+    private final Settlement settlement;
+
+    TwoPhaseSteps(QueueContext context, Settlement settlement) {
+        this.context = context;
+        this.settlement = settlement;
+    }
+
+    /**
+     * The second step, in the transaction to be prepared: deletes the job claimed by
+     * {@link Claims#twoPhase}, if it is still as that claim left it, waiting for its row at most
+     * ten seconds.
+     *
+     * @return false when the hold ran out and another claimer has the job; the transaction is
+     *     then to be rolled back
+     */
+    public boolean take(DSLContext tx, Job job) {
+        DSLContext ctx = context.on(tx);
+        try {
+            return LOCK_WAIT.run(
+                            ctx,
+                            () -> ctx.deleteFrom(JOBS)
+                                    .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
+                                    .execute())
+                    == 1;
+        } catch (LockNotAvailableException stillHeld) {
+            return false;
+        }
+    }
+
+    /**
+     * Records the failure of a two-phase attempt after its transaction rolled back (the attempt
+     * was counted by the claim): {@code last_error}, and {@code run_at} after the retry backoff,
+     * or {@code failed} when it was the last attempt. The job is not due meanwhile (the claim's
+     * hold), so no claimer competes for it.
+     *
+     * @return {@link FailResult.Outcome#LEASE_LOST} when the job is no longer as the claim left it
+     *     (the hold ran out and another claimer took it); nothing changed then
+     */
+    public FailResult fail(DSLContext autoCommit, Job job, @Nullable String error) {
+        return end(autoCommit, job, JobControl.Action.RETRY, settlement.backoff(job), Settlement.storable(error));
+    }
+
+    /**
+     * Does what the handler's {@link JobControl} asked, after the attempt's transaction rolled back:
+     * a snooze gives the attempt back, a retry counts it (failed for good after the last), a
+     * permanent failure or a cancellation finishes the job. As {@link #fail}, only while the job
+     * is as its claim left it.
+     *
+     * @return the outcome, or {@link FailResult.Outcome#LEASE_LOST} with nothing changed
+     */
+    public FailResult settle(DSLContext autoCommit, Job job, JobControl control) {
+        return end(autoCommit, job, control.action(), control.delay(), Settlement.storable(control.reason()));
+    }
+
+    private FailResult end(DSLContext autoCommit, Job job, JobControl.Action action, Duration delay, String message) {
+        DSLContext ctx = context.on(autoCommit);
+        JobControl.Action effective = action == JobControl.Action.RETRY && job.attempts() >= job.maxAttempts()
+                ? JobControl.Action.FAIL
+                : action;
+        return settlement.observed(
+                job,
+                () -> onHeldJob(
+                                ctx,
+                                c -> {
+                                    var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
+                                    var set = switch (effective) {
+                                        case SNOOZE ->
+                                            update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                                                    .set(JOBS.RUN_AT, Sql.after(delay));
+                                        case RETRY ->
+                                            update.set(JOBS.RUN_AT, Sql.after(delay))
+                                                    .set(JOBS.LAST_ERROR, message);
+                                        case FAIL ->
+                                            update.set(JOBS.STATUS, Sql.FAILED)
+                                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                                    .set(JOBS.LAST_ERROR, message);
+                                        case CANCEL ->
+                                            update.set(JOBS.STATUS, Sql.CANCELLED)
+                                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                                    .set(JOBS.LAST_ERROR, message);
+                                    };
+                                    return set.where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                            .returning(JOBS.RUN_AT)
+                                            .fetchOptional()
+                                            .map(row -> Settlement.result(effective, row.getRunAt()));
+                                },
+                                Optional.<FailResult>empty())
+                        .orElseGet(() -> new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty())),
+                false);
+    }
+
+    /**
+     * Gives a two-phase job back without counting its attempt (PREPARE found no free slot: the
+     * server's capacity, not the job's failure), due after {@code delay}.
+     */
+    public void release(DSLContext autoCommit, Job job, Duration delay) {
+        DSLContext ctx = context.on(autoCommit);
+        onHeldJob(
+                ctx,
+                c -> c.update(JOBS)
+                        .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                        .set(JOBS.RUN_AT, Sql.after(delay))
+                        .set(JOBS.UPDATED_AT, Sql.statementTime())
+                        .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                        .execute(),
+                0);
+    }
+
+    /**
+     * Fails a job that a two-phase claim found past its last attempt: the worker of that attempt
+     * died before it could record the outcome (before PREPARE, or its resolver's record was lost).
+     */
+    public FailResult failExhausted(DSLContext autoCommit, Job job) {
+        DSLContext ctx = context.on(autoCommit);
+        String error = "its last attempt (" + job.maxAttempts() + " of " + job.maxAttempts()
+                + ") did not finish: the worker died before recording its outcome"
+                + (job.lastError() == null ? "" : "; before: " + job.lastError());
+        return settlement.observed(
+                job,
+                () -> onHeldJob(
+                                        ctx,
+                                        c -> c.update(JOBS)
+                                                .set(JOBS.STATUS, Sql.FAILED)
+                                                .set(JOBS.ATTEMPTS, job.maxAttempts())
+                                                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
+                                                .set(JOBS.UPDATED_AT, Sql.statementTime())
+                                                .set(JOBS.LAST_ERROR, Settlement.storable(error))
+                                                .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                                .execute(),
+                                        0)
+                                == 1
+                        ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
+                        : new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty()),
+                false);
+    }
+
+    /**
+     * Runs {@code statement} on a two-phase job in a transaction of its own, under a bounded lock
+     * wait; {@code whenHeld} when the job's row stayed locked all along.
+     */
+    private static <T> T onHeldJob(DSLContext autoCommit, Function<DSLContext, T> statement, T whenHeld) {
+        try {
+            return Errors.translating(() ->
+                    autoCommit.transactionResult(c -> LOCK_WAIT.run(c.dsl(), () -> statement.apply(c.dsl()))));
+        } catch (LockNotAvailableException stillHeld) {
+            return whenHeld;
+        }
+    }
+
+    /**
+     * The job's id, locked, while it is pending with the attempts its two-phase claim gave it. It
+     * waits for the lock rather than skipping it: a claim whose snapshot still saw the job as due
+     * locks it for a moment before it finds it changed (and leaves it), and skipping would take
+     * that for another claimer. The lock wait is bounded.
+     */
+    private static Select<Record1<Long>> heldAsClaimed(DSLContext ctx, Job job) {
+        return ctx.select(JOBS.ID)
+                .from(JOBS)
+                .where(JOBS.ID.eq(job.id()))
+                .and(JOBS.SHARD.eq(job.shard()))
+                .and(JOBS.STATUS.eq(Sql.PENDING))
+                .and(JOBS.ATTEMPTS.eq(job.attempts()))
+                .forUpdate();
+    }
+}

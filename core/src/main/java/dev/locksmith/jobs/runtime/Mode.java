@@ -1,0 +1,78 @@
+package dev.locksmith.jobs.runtime;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What differs between the leased, transactional and two-phase workers: how a loop thread claims,
+ * runs and settles, what runs periodically, and how work in hand ends at shutdown. Everything else
+ * (threads, the loop, wake-up, LISTEN, vacuum, start and close) is the {@link WorkerRuntime}'s.
+ * <b>Internal: not API.</b>
+ */
+interface Mode {
+
+    /** {@return what the worker is called in messages, e.g. {@code "worker of 2 claimers"}} */
+    String description();
+
+    /** {@return connections the worker needs at the same time, LISTEN included} */
+    int connectionsNeeded();
+
+    /** {@return how many threads run the loop: claimers, or handler threads that claim} */
+    int loops();
+
+    /** {@return the name of loop thread {@code index} (0-based), after {@code locksmith-<queue>-}} */
+    String loopName(int index);
+
+    /** Checks before the worker counts as started; what it throws fails {@code start()}. */
+    default void check() {}
+
+    /** Just before the loop threads start (and after {@link #check}). */
+    default void starting() {}
+
+    /**
+     * One turn of a loop thread: claim and run what it can.
+     *
+     * @param loop which loop thread, 0 to {@link #loops()} - 1
+     * @return true to go on at once, false to wait for a wake-up or the poll interval
+     */
+    boolean turn(int loop);
+
+    /** {@return the periodic tasks, run on the worker's maintenance thread} */
+    default List<Periodic> periodic() {
+        return List.of();
+    }
+
+    /** Whether a loop thread still inside a handler at shutdown is interrupted after the grace. */
+    default boolean interruptsLoops() {
+        return true;
+    }
+
+    /**
+     * After the loop threads stopped (or were given up on): finish or give back the work in hand.
+     *
+     * @param grace how long handlers may take, and again after an interrupt
+     * @param afterIdle to run once no handler of this mode runs any more (at once, or later when
+     *     handlers that ignored their interrupt end)
+     * @return the names of handler threads still running
+     */
+    default List<String> stop(Duration grace, Runnable afterIdle) {
+        afterIdle.run();
+        return List.of();
+    }
+
+    /** {@return handler threads running now, beside the loop threads} */
+    default int busyHandlers() {
+        return 0;
+    }
+
+    /**
+     * A task the worker runs periodically.
+     *
+     * @param initialDelay before the first run
+     * @param interval between the end of one run and the start of the next
+     * @param task the work; it logs its own failures
+     * @param untilIdle whether it goes on after {@code close()} while handlers the worker could not
+     *     stop still run (a heartbeat), rather than stopping with the worker
+     */
+    record Periodic(Duration initialDelay, Duration interval, Runnable task, boolean untilIdle) {}
+}

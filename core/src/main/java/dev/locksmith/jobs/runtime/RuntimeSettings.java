@@ -1,0 +1,33 @@
+package dev.locksmith.jobs.runtime;
+
+import java.time.Duration;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.event.Level;
+
+/**
+ * The settings every worker has, as its builder validated them. <b>Internal: not API.</b>
+ *
+ * @param queue the queue worked
+ * @param threads handler threads (and the most jobs in hand, beside those claimed ahead)
+ * @param pollInterval the longest idle wait without a notification
+ * @param listen whether a LISTEN connection wakes idle threads
+ * @param shards the shards claimed from; empty for all
+ * @param shutdownGrace how long {@code close()} lets handlers finish, and waits again after
+ *     interrupting them
+ * @param workerId written to {@code locked_by}, and named in logs
+ * @param handlerFailureLogLevel the level of a failed attempt that will be retried
+ * @param vacuumInterval how often the jobs table's dead rows are looked at; zero for never
+ * @param log the worker's logger (named for its public class)
+ */
+public record RuntimeSettings(
+        String queue,
+        int threads,
+        Duration pollInterval,
+        boolean listen,
+        Set<Integer> shards,
+        Duration shutdownGrace,
+        String workerId,
+        Level handlerFailureLogLevel,
+        Duration vacuumInterval,
+        Logger log) {}

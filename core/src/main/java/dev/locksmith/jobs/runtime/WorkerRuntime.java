@@ -1,0 +1,303 @@
+package dev.locksmith.jobs.runtime;
+
+import dev.locksmith.internal.Observing;
+import dev.locksmith.jobs.engine.QueueEngine;
+import dev.locksmith.observe.WorkerEvent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+
+/**
+ * The one worker loop: the threads, each turning its {@link Mode} until the worker stops and
+ * waiting between idle turns for a NOTIFY or the poll interval; the LISTEN connection; the
+ * periodic tasks (heartbeats, rescue, the two-phase resolver) on one maintenance thread; the
+ * table's vacuum; start, with its pool-size check, and close, with its shutdown grace. The
+ * leased, transactional and two-phase workers are this runtime with one of three modes.
+ * <b>Internal: not API.</b>
+ */
+public final class WorkerRuntime {
+
+    private final QueueEngine engine;
+    private final DataSource dataSource;
+    private final RuntimeSettings settings;
+    private final Wakeup wakeup;
+    private final QueueVacuum vacuum;
+    private final QueueNotifications notifications;
+    private final AtomicBoolean running = new AtomicBoolean();
+    private final AtomicBoolean started = new AtomicBoolean();
+    private final AtomicInteger liveLoops = new AtomicInteger();
+    private final AtomicLong processed = new AtomicLong();
+    private final List<Thread> loops = new ArrayList<>();
+    private final List<ScheduledFuture<?>> stopWithWorker = new ArrayList<>();
+    private volatile Mode mode = NOT_STARTED;
+    private volatile ScheduledExecutorService maintenance;
+
+    private static final Mode NOT_STARTED = new Mode() {
+        @Override
+        public String description() {
+            return "worker";
+        }
+
+        @Override
+        public int connectionsNeeded() {
+            return 0;
+        }
+
+        @Override
+        public int loops() {
+            return 0;
+        }
+
+        @Override
+        public String loopName(int index) {
+            return "";
+        }
+
+        @Override
+        public boolean turn(int loop) {
+            return false;
+        }
+    };
+
+    /**
+     * A runtime for one worker, not yet started.
+     *
+     * @param engine the queue's statements
+     * @param dataSource where the worker's own connections come from (LISTEN, two-phase steps)
+     * @param settings the worker's validated settings
+     */
+    public WorkerRuntime(QueueEngine engine, DataSource dataSource, RuntimeSettings settings) {
+        this.engine = engine;
+        this.dataSource = dataSource;
+        this.settings = settings;
+        this.wakeup = new Wakeup(engine.observing(), settings.queue());
+        this.vacuum = new QueueVacuum(engine.maintenance, settings.queue(), settings.vacuumInterval(), settings.log());
+        this.notifications = new QueueNotifications(
+                dataSource,
+                settings.queue(),
+                settings.pollInterval(),
+                () -> engine.observing().workerEvent(WorkerEvent.LISTENING, settings.queue()),
+                () -> wakeup.wake(Wakeup.Reason.NOTIFICATION));
+        this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "maintenance"));
+    }
+
+    QueueEngine engine() {
+        return engine;
+    }
+
+    RuntimeSettings settings() {
+        return settings;
+    }
+
+    DataSource dataSource() {
+        return dataSource;
+    }
+
+    Logger log() {
+        return settings.log();
+    }
+
+    Observing observing() {
+        return engine.observing();
+    }
+
+    /** Whether the worker runs: false before {@link #start} and from {@link #close} on. */
+    boolean running() {
+        return running.get();
+    }
+
+    Wakeup wakeup() {
+        return wakeup;
+    }
+
+    QueueVacuum vacuum() {
+        return vacuum;
+    }
+
+    /** Counts {@code jobs} settled by the worker ({@link #processed()}). */
+    void processed(long jobs) {
+        processed.addAndGet(jobs);
+    }
+
+    /** A daemon thread named {@code locksmith-<queue>-<name>}. */
+    Thread thread(Runnable body, String name) {
+        Thread t = new Thread(body, "locksmith-" + settings.queue() + "-" + name);
+        t.setDaemon(true);
+        t.setUncaughtExceptionHandler((thread, e) ->
+                settings.log().error("worker thread {} of queue {} died", thread.getName(), settings.queue(), e));
+        return t;
+    }
+
+    /**
+     * Starts the worker in {@code mode}: checks the pool can give the connections it needs, runs
+     * the mode's checks, then starts the loop threads, LISTEN and the periodic tasks.
+     *
+     * @param mode how the worker claims, runs and settles
+     * @throws IllegalStateException when the pool is known to be too small, a check of the mode
+     *     fails, or the worker was started before
+     */
+    // The periodic futures of tasks that go on until idle are not kept: they end with the executor.
+    @SuppressWarnings("FutureReturnValueIgnored")
+    public void start(Mode mode) {
+        PoolSize.require(
+                dataSource, mode.connectionsNeeded(), mode.description(), settings.threads(), settings.listen());
+        mode.check();
+        if (!started.compareAndSet(false, true)) {
+            throw new IllegalStateException("worker " + settings.workerId() + " was already started");
+        }
+        this.mode = mode;
+        running.set(true);
+        engine.maintenance.warnIfNotVacuumed(settings.log());
+        mode.starting();
+        for (int i = 0; i < mode.loops(); i++) {
+            int index = i;
+            loops.add(thread(() -> loop(index), mode.loopName(i)));
+        }
+        loops.forEach(Thread::start);
+        if (settings.listen()) {
+            notifications.start();
+        }
+        for (Mode.Periodic periodic : mode.periodic()) {
+            ScheduledFuture<?> future = maintenance.scheduleWithFixedDelay(
+                    periodic.task(),
+                    periodic.initialDelay().toMillis(),
+                    Math.max(1, periodic.interval().toMillis()),
+                    TimeUnit.MILLISECONDS);
+            if (!periodic.untilIdle()) {
+                stopWithWorker.add(future);
+            }
+        }
+    }
+
+    private void loop(int index) {
+        liveLoops.incrementAndGet();
+        try {
+            while (running.get()) {
+                // read before looking for work: a wake-up after this point ends the wait below
+                long seen = wakeup.generation();
+                boolean more;
+                try {
+                    more = mode.turn(index);
+                } catch (RejectedExecutionException stopping) {
+                    return;
+                } catch (RuntimeException e) {
+                    settings.log()
+                            .warn(
+                                    "claiming from queue {} failed, retrying after the poll interval",
+                                    settings.queue(),
+                                    e);
+                    more = false;
+                }
+                if (!more && running.get()) {
+                    wakeup.await(seen, settings.pollInterval(), running::get);
+                }
+            }
+        } finally {
+            liveLoops.decrementAndGet();
+        }
+    }
+
+    /**
+     * Stops the worker: no more claims; work in hand gets {@code shutdownGrace} to finish, then
+     * (except in two-phase mode) an interrupt and as long again; the mode then finishes or gives
+     * back what it holds. Threads still running after that are logged at WARN by name and counted
+     * by {@link #liveThreads()}; the mode keeps what they hold safe until they end.
+     */
+    public void close() {
+        if (!running.compareAndSet(true, false)) {
+            return;
+        }
+        wakeup.wake(Wakeup.Reason.INTERNAL);
+        List<String> stuck = new ArrayList<>(joinLoops(settings.shutdownGrace()));
+        if (settings.listen()) {
+            notifications.stop();
+        }
+        stopWithWorker.forEach(f -> f.cancel(false));
+        stuck.addAll(mode.stop(settings.shutdownGrace(), this::stopMaintenance));
+        if (!stuck.isEmpty()) {
+            settings.log()
+                    .warn(
+                            "worker {} of queue {}: {} threads did not stop within the shutdown grace ({} and again "
+                                    + "after an interrupt) and still run: {}; {}",
+                            settings.workerId(),
+                            settings.queue(),
+                            stuck.size(),
+                            settings.shutdownGrace(),
+                            stuck,
+                            mode.interruptsLoops()
+                                    ? "what they hold stays theirs until they end (no other worker runs it meanwhile)"
+                                    : "each finishes its job, or its prepared transaction is settled by a resolver");
+        }
+    }
+
+    /** Joins the loop threads within the grace, interrupting them once; returns those still alive. */
+    private List<String> joinLoops(Duration grace) {
+        joinUntil(loops, System.nanoTime() + grace.toNanos());
+        List<Thread> alive = loops.stream().filter(Thread::isAlive).toList();
+        if (alive.isEmpty()) {
+            return List.of();
+        }
+        if (!mode.interruptsLoops()) {
+            return alive.stream().map(Thread::getName).toList();
+        }
+        alive.forEach(Thread::interrupt);
+        joinUntil(alive, System.nanoTime() + grace.toNanos());
+        return alive.stream().filter(Thread::isAlive).map(Thread::getName).toList();
+    }
+
+    private static void joinUntil(List<Thread> threads, long deadline) {
+        for (Thread t : threads) {
+            if (t.getState() == Thread.State.NEW) {
+                continue;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Lets a periodic task in progress (a resolver round) finish within the grace, then stops them. */
+    private void stopMaintenance() {
+        maintenance.shutdown();
+        try {
+            if (!maintenance.awaitTermination(settings.shutdownGrace().toMillis(), TimeUnit.MILLISECONDS)) {
+                maintenance.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            maintenance.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Threads of the worker that run now: its loop threads and, in leased mode, the handler
+     * threads running a job. After {@link #close()}, the threads it could not stop.
+     *
+     * @return the count
+     */
+    public int liveThreads() {
+        return liveLoops.get() + mode.busyHandlers();
+    }
+
+    /** {@return jobs the worker settled so far: completed, or an attempt's end recorded} */
+    public long processed() {
+        return processed.get();
+    }
+}

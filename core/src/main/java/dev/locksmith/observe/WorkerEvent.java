@@ -1,0 +1,31 @@
+package dev.locksmith.observe;
+
+import java.util.Locale;
+
+/**
+ * What a worker's loop did, as {@link LocksmithObserver#workerEvent(WorkerEvent, String)}
+ * reports it: whether LISTEN works, and what wakes idle workers. Behind PgBouncer in transaction
+ * mode, or with LISTEN off, workers are woken by polling only; a count of wake-ups by reason shows
+ * which it is.
+ */
+public enum WorkerEvent {
+    /** The worker's LISTEN connection is established: notifications can wake it from now on. */
+    LISTENING,
+    /** A claim found fewer jobs than it asked for, and its thread is about to wait. */
+    IDLE,
+    /** A waiting thread was woken by a {@code NOTIFY} for its queue. */
+    WOKE_BY_NOTIFICATION,
+    /** A waiting thread woke because the poll interval passed. */
+    WOKE_BY_POLL,
+    /** A waiting thread was woken by the worker itself: room for more jobs, or shutdown. */
+    WOKE_INTERNALLY;
+
+    /**
+     * The event as a metric tag or span attribute value.
+     *
+     * @return the name in lower case, such as {@code woke_by_poll}
+     */
+    public String tag() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}
