@@ -30,6 +30,15 @@ public final class Runner {
     private final BeforeRun beforeEachRun;
     /** Milliseconds this JVM has spent compiling so far ({@link #compilationMillis()}). */
     private final LongSupplier compiled;
+    /** The time in nanoseconds that the warm-up spends ({@code System::nanoTime}). */
+    private final LongSupplier clock;
+
+    /**
+     * How much longer than its duration a run goes on when no operation has finished in it yet:
+     * a run measures work, so on a machine too loaded to finish one operation within the
+     * duration it waits for the first one rather than report a rate of zero.
+     */
+    static final long PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /**
      * A warm-up run that compiled for more than this fraction of its duration leaves the JIT
@@ -62,15 +71,24 @@ public final class Runner {
      * JVM finds its connections open.
      */
     public Runner(BenchOptions options, Consumer<String> progress, BeforeRun beforeEachRun) {
-        this(options, progress, beforeEachRun, compilationMillis());
+        this(options, progress, beforeEachRun, compilationMillis(), System::nanoTime);
     }
 
-    /** For tests: {@code compiled} stands for the JIT compiler's time so far, in milliseconds. */
-    Runner(BenchOptions options, Consumer<String> progress, BeforeRun beforeEachRun, LongSupplier compiled) {
+    /**
+     * For tests: {@code compiled} stands for the JIT compiler's time so far, in milliseconds, and
+     * {@code clock} for the time the warm-up spends, in nanoseconds.
+     */
+    Runner(
+            BenchOptions options,
+            Consumer<String> progress,
+            BeforeRun beforeEachRun,
+            LongSupplier compiled,
+            LongSupplier clock) {
         this.options = options;
         this.progress = progress;
         this.beforeEachRun = beforeEachRun;
         this.compiled = compiled;
+        this.clock = clock;
     }
 
     /**
@@ -224,9 +242,9 @@ public final class Runner {
                     self.prepare();
                     beforeEachRun.before(c, self);
                     long compiledBefore = compiled.getAsLong();
-                    long start = System.nanoTime();
+                    long start = clock.getAsLong();
                     self.measure();
-                    long took = System.nanoTime() - start;
+                    long took = clock.getAsLong() - start;
                     spent += took;
                     long compiling = TimeUnit.MILLISECONDS.toNanos(compiled.getAsLong() - compiledBefore);
                     quiet = compiling <= QUIET_COMPILATION * took;
@@ -254,7 +272,8 @@ public final class Runner {
     /**
      * Runs {@code variant} for the duration and returns its units per second; {@code clientCpu[0]}
      * receives the worker threads' CPU time per unit, in microseconds (each thread counts from
-     * its first operation that starts while measuring).
+     * its first operation that starts while measuring). A run in which no operation has finished
+     * when the duration is over goes on until one does, for up to {@link #PATIENCE_NANOS} more.
      */
     private double measure(Workload.Case c, Workload.Variant variant, List<Latencies> latencies, double[] clientCpu)
             throws Exception {
@@ -322,6 +341,10 @@ public final class Runner {
                 ? TimeUnit.MINUTES.toNanos(10)
                 : options.duration().toNanos();
         boolean finishedEarly = allDone.await(limit, TimeUnit.NANOSECONDS);
+        long patience = System.nanoTime() + PATIENCE_NANOS;
+        while (!finishedEarly && units.get() == 0 && System.nanoTime() < patience) {
+            finishedEarly = allDone.await(10, TimeUnit.MILLISECONDS);
+        }
         stop.set(true);
         long end = finishedEarly ? lastExhausted.get() : System.nanoTime();
         for (Thread t : threads) {
