@@ -18,10 +18,11 @@ import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
- * Runs cases: each variant of each case is run {@code runs} times, the variants taking turns at
- * going first, after a warm-up, for a fixed duration (or until the work runs out). Self-timed
- * variants that do a fixed amount of work in this JVM (a drain) are warmed up by discarded runs
- * before the case's first run.
+ * Runs cases: each variant of each case ({@link BenchOptions#runsVariant}) is run {@code runs}
+ * times, the variants taking turns at going first, after a warm-up, for a fixed duration (or until
+ * the work runs out). Self-timed variants that do a fixed amount of work in this JVM (a drain) are
+ * warmed up by discarded runs before the case's first run, when the options ask for it
+ * ({@link BenchOptions#warmUpByRepeating}).
  */
 public final class Runner {
 
@@ -111,7 +112,7 @@ public final class Runner {
                 if (!options.selects(c.config())) {
                     continue;
                 }
-                steps += options.runs() * variants(c).size();
+                steps += options.runs() * variants(c, options).size();
             }
         }
         return steps;
@@ -128,8 +129,8 @@ public final class Runner {
         return results;
     }
 
-    /** The variants of {@code c} by result name ({@link Result#LIBRARY}, ...). */
-    static Map<String, Workload.Variant> variants(Workload.Case c) {
+    /** The variants of {@code c} that {@code options} run, by result name ({@link Result#LIBRARY}, ...). */
+    static Map<String, Workload.Variant> variants(Workload.Case c, BenchOptions options) {
         Map<String, Workload.Variant> variants = new java.util.LinkedHashMap<>();
         variants.put(Result.LIBRARY, c.library());
         if (c.libraryListened() != null) {
@@ -147,11 +148,12 @@ public final class Runner {
         if (c.plain() != null) {
             variants.put(Result.PGBENCH_PLAIN, c.plain());
         }
+        variants.keySet().removeIf(name -> !options.runsVariant(name));
         return variants;
     }
 
     private List<Result> runCase(String workload, Workload.Case c) throws Exception {
-        Map<String, Workload.Variant> variants = variants(c);
+        Map<String, Workload.Variant> variants = variants(c, options);
         Map<String, List<Double>> throughput = new HashMap<>();
         Map<String, List<Latencies>> latencies = new HashMap<>();
         Map<String, Long> violations = new HashMap<>();
@@ -226,10 +228,11 @@ public final class Runner {
      * a machine whose server shares the cores, a compiler still at work in the measured runs
      * takes the server's CPU (the tuned JobWorker's drain compiled for 10-30% of each measured
      * run after 3 s of warm-up, and for 60-200 ms of each 800 ms run until about 15 s). Variants
-     * run by another process (pgbench) have nothing to warm up.
+     * run by another process (pgbench) have nothing to warm up. Not when the options do not ask
+     * for it (the demo): then every run takes its fixed time.
      */
     private void warmUp(Workload.Case c, Iterable<Workload.Variant> variants) throws Exception {
-        if (options.warmup().isZero()) {
+        if (options.warmup().isZero() || !options.warmUpByRepeating()) {
             return;
         }
         long least = 3 * options.warmup().toNanos();

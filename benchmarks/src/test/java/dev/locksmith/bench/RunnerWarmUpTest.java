@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The runner's warm-up of self-timed variants: discarded runs in this JVM, none for another
- * process, longer while the JIT compiler is busy. The clocks are fakes the runs advance (a compiler clock, and the warm-up's own clock by
+ * process, longer while the JIT compiler is busy, none when the options do not ask for it (the
+ * demo). The clocks are fakes the runs advance (a compiler clock, and the warm-up's own clock by
  * 5 ms a run), so the counts are exact on a machine of any speed and nothing waits.
  */
 class RunnerWarmUpTest {
@@ -63,7 +64,10 @@ class RunnerWarmUpTest {
     }
 
     private static List<Result> run(Duration warmup, Fake library, Fake pgbench) throws Exception {
-        BenchOptions options = new BenchOptions(warmup, Duration.ofSeconds(1), 2, List.of(), false);
+        return run(new BenchOptions(warmup, Duration.ofSeconds(1), 2, List.of(), false), library, pgbench);
+    }
+
+    private static List<Result> run(BenchOptions options, Fake library, Fake pgbench) throws Exception {
         Workload workload = new Workload() {
             @Override
             public String name() {
@@ -118,6 +122,19 @@ class RunnerWarmUpTest {
 
         // 300 ms of discarded runs of 5 ms: sixty, ten times what the 30 ms minimum alone runs
         assertThat(library.measured()).isEqualTo(2 + 60);
+    }
+
+    @Test
+    void theDemoRunsEachVariantOnceForItsFixedTimeWithoutRepeatedWarmUp() throws Exception {
+        Fake library = new Fake(true, run -> 1000);
+        Fake pgbench = new Fake(false);
+
+        List<Result> results = run(BenchOptions.demo(Duration.ofMillis(10), Duration.ofMillis(50)), library, pgbench);
+
+        assertThat(library.measured()).isEqualTo(1);
+        // the demo's variants are the library and the plain-JDBC baseline: pgbench is not run
+        assertThat(pgbench.measured()).isZero();
+        assertThat(results).extracting(Result::variant).containsExactly(Result.LIBRARY);
     }
 
     @Test
