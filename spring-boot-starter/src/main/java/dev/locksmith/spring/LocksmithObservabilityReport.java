@@ -7,6 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
@@ -66,15 +67,39 @@ final class LocksmithObservabilityReport implements SmartInitializingSingleton {
         }
         boolean healthWanted = environment.getProperty("locksmith.health.enabled", Boolean.class, Boolean.TRUE);
         if (healthWanted && !beans.containsBean(HEALTH_BEAN)) {
-            off.add(
-                    present(BOOT3_HEALTH)
-                            ? "health off: LocksmithHealthAutoConfiguration did not apply"
-                            : present(BOOT4_HEALTH)
-                                    ? "health off: the locksmith health indicator is built on Spring Boot 3's Actuator"
-                                            + " API, which Spring Boot 4 moved to spring-boot-health"
-                                    : "health off: add spring-boot-starter-actuator");
+            off.add(healthOff(present(BOOT3_HEALTH), present(BOOT4_HEALTH) || springBootMajor() >= 4));
         }
         return off;
+    }
+
+    /**
+     * Why the health indicator is off: Spring Boot 3's health API is there (then the
+     * auto-configuration did not apply), or this is Spring Boot 4, whose health API moved, or
+     * Actuator is missing.
+     */
+    static String healthOff(boolean boot3HealthApi, boolean springBoot4) {
+        if (boot3HealthApi) {
+            return "health off: LocksmithHealthAutoConfiguration did not apply";
+        }
+        if (springBoot4) {
+            return "health off: the locksmith health indicator is built on Spring Boot 3's Actuator API,"
+                    + " which Spring Boot 4 moved to spring-boot-health";
+        }
+        return "health off: add spring-boot-starter-actuator";
+    }
+
+    /** The running Spring Boot's major version, 0 when its jar does not say. */
+    private static int springBootMajor() {
+        String version = SpringBootVersion.getVersion();
+        if (version == null) {
+            return 0;
+        }
+        int dot = version.indexOf('.');
+        try {
+            return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private boolean hasBean(String className) {

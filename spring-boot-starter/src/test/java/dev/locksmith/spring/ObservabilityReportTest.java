@@ -101,6 +101,14 @@ class ObservabilityReportTest {
                 .isEmpty();
     }
 
+    @Test
+    void onSpringBoot4TheHealthPartSaysTheIndicatorIsForSpringBoot3WithOrWithoutActuator() {
+        assertThat(LocksmithObservabilityReport.healthOff(false, true)).contains("Spring Boot 4 moved");
+        assertThat(LocksmithObservabilityReport.healthOff(false, false))
+                .isEqualTo("health off: add spring-boot-starter-actuator");
+        assertThat(LocksmithObservabilityReport.healthOff(true, false)).contains("did not apply");
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class Registry {
         @Bean
