@@ -193,6 +193,41 @@ public final class Report {
         return out.toString();
     }
 
+    /**
+     * A narrow table for the demo: per case, the library's rate beside the plain-JDBC baseline's,
+     * their ratio, and the correctness counters (with the workload's extra figures). One run of
+     * each: the figures show the workloads at work, they do not measure them.
+     */
+    public String brief() {
+        StringBuilder out = new StringBuilder();
+        String format = "| %-11s | %-41s | %7s | %-20s | %-20s | %7s | %s |%n";
+        String header = String.format(
+                Locale.ROOT, format, "workload", "config", "workers", "library", "raw JDBC", "lib/raw", "violations");
+        out.append(header);
+        out.append(header.replaceAll("[^|\n]", "-"));
+        for (Row row : rows) {
+            Result lib = row.library();
+            Map<String, Double> shown = new TreeMap<>(lib.extras());
+            shown.remove(Result.CLIENT_CPU);
+            out.append(String.format(
+                    Locale.ROOT,
+                    format,
+                    lib.workload(),
+                    lib.config(),
+                    Integer.toString(lib.workers()),
+                    rate(lib),
+                    row.raw().map(Report::rate).orElse("n/a"),
+                    ratio(row.ratio()),
+                    row.results().stream().mapToLong(Result::violations).sum()
+                            + (shown.isEmpty() ? "" : " " + extras(shown))));
+        }
+        return out.toString();
+    }
+
+    private static String rate(Result r) {
+        return String.format(Locale.ROOT, "%,.0f %s", r.median(), r.unit());
+    }
+
     private static String clientCpu(Optional<Result> result) {
         return result.map(r -> r.extras().get(Result.CLIENT_CPU))
                 .map(v -> String.format(Locale.ROOT, "%.0f", v))

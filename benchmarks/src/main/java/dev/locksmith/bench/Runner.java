@@ -18,10 +18,11 @@ import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
- * Runs cases: each variant of each case is run {@code runs} times, the variants taking turns at
- * going first, after a warm-up, for a fixed duration (or until the work runs out). Self-timed
- * variants that do a fixed amount of work in this JVM (a drain) are warmed up by discarded runs
- * before the case's first run.
+ * Runs cases: each variant of each case ({@link BenchOptions#runsVariant}) is run {@code runs}
+ * times, the variants taking turns at going first, after a warm-up, for a fixed duration (or until
+ * the work runs out). Self-timed variants that do a fixed amount of work in this JVM (a drain) are
+ * warmed up by discarded runs before the case's first run, when the options ask for it
+ * ({@link BenchOptions#warmUpByRepeating}).
  */
 public final class Runner {
 
@@ -30,6 +31,15 @@ public final class Runner {
     private final BeforeRun beforeEachRun;
     /** Milliseconds this JVM has spent compiling so far ({@link #compilationMillis()}). */
     private final LongSupplier compiled;
+    /** The time in nanoseconds that the warm-up spends ({@code System::nanoTime}). */
+    private final LongSupplier clock;
+
+    /**
+     * How much longer than its duration a run goes on when no operation has finished in it yet:
+     * a run measures work, so on a machine too loaded to finish one operation within the
+     * duration it waits for the first one rather than report a rate of zero.
+     */
+    static final long PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /**
      * A warm-up run that compiled for more than this fraction of its duration leaves the JIT
@@ -62,15 +72,24 @@ public final class Runner {
      * JVM finds its connections open.
      */
     public Runner(BenchOptions options, Consumer<String> progress, BeforeRun beforeEachRun) {
-        this(options, progress, beforeEachRun, compilationMillis());
+        this(options, progress, beforeEachRun, compilationMillis(), System::nanoTime);
     }
 
-    /** For tests: {@code compiled} stands for the JIT compiler's time so far, in milliseconds. */
-    Runner(BenchOptions options, Consumer<String> progress, BeforeRun beforeEachRun, LongSupplier compiled) {
+    /**
+     * For tests: {@code compiled} stands for the JIT compiler's time so far, in milliseconds, and
+     * {@code clock} for the time the warm-up spends, in nanoseconds.
+     */
+    Runner(
+            BenchOptions options,
+            Consumer<String> progress,
+            BeforeRun beforeEachRun,
+            LongSupplier compiled,
+            LongSupplier clock) {
         this.options = options;
         this.progress = progress;
         this.beforeEachRun = beforeEachRun;
         this.compiled = compiled;
+        this.clock = clock;
     }
 
     /**
@@ -93,7 +112,7 @@ public final class Runner {
                 if (!options.selects(c.config())) {
                     continue;
                 }
-                steps += options.runs() * variants(c).size();
+                steps += options.runs() * variants(c, options).size();
             }
         }
         return steps;
@@ -110,8 +129,8 @@ public final class Runner {
         return results;
     }
 
-    /** The variants of {@code c} by result name ({@link Result#LIBRARY}, ...). */
-    static Map<String, Workload.Variant> variants(Workload.Case c) {
+    /** The variants of {@code c} that {@code options} run, by result name ({@link Result#LIBRARY}, ...). */
+    static Map<String, Workload.Variant> variants(Workload.Case c, BenchOptions options) {
         Map<String, Workload.Variant> variants = new java.util.LinkedHashMap<>();
         variants.put(Result.LIBRARY, c.library());
         if (c.libraryListened() != null) {
@@ -129,11 +148,12 @@ public final class Runner {
         if (c.plain() != null) {
             variants.put(Result.PGBENCH_PLAIN, c.plain());
         }
+        variants.keySet().removeIf(name -> !options.runsVariant(name));
         return variants;
     }
 
     private List<Result> runCase(String workload, Workload.Case c) throws Exception {
-        Map<String, Workload.Variant> variants = variants(c);
+        Map<String, Workload.Variant> variants = variants(c, options);
         Map<String, List<Double>> throughput = new HashMap<>();
         Map<String, List<Latencies>> latencies = new HashMap<>();
         Map<String, Long> violations = new HashMap<>();
@@ -208,10 +228,11 @@ public final class Runner {
      * a machine whose server shares the cores, a compiler still at work in the measured runs
      * takes the server's CPU (the tuned JobWorker's drain compiled for 10-30% of each measured
      * run after 3 s of warm-up, and for 60-200 ms of each 800 ms run until about 15 s). Variants
-     * run by another process (pgbench) have nothing to warm up.
+     * run by another process (pgbench) have nothing to warm up. Not when the options do not ask
+     * for it (the demo): then every run takes its fixed time.
      */
     private void warmUp(Workload.Case c, Iterable<Workload.Variant> variants) throws Exception {
-        if (options.warmup().isZero()) {
+        if (options.warmup().isZero() || !options.warmUpByRepeating()) {
             return;
         }
         long least = 3 * options.warmup().toNanos();
@@ -224,9 +245,9 @@ public final class Runner {
                     self.prepare();
                     beforeEachRun.before(c, self);
                     long compiledBefore = compiled.getAsLong();
-                    long start = System.nanoTime();
+                    long start = clock.getAsLong();
                     self.measure();
-                    long took = System.nanoTime() - start;
+                    long took = clock.getAsLong() - start;
                     spent += took;
                     long compiling = TimeUnit.MILLISECONDS.toNanos(compiled.getAsLong() - compiledBefore);
                     quiet = compiling <= QUIET_COMPILATION * took;
@@ -254,7 +275,8 @@ public final class Runner {
     /**
      * Runs {@code variant} for the duration and returns its units per second; {@code clientCpu[0]}
      * receives the worker threads' CPU time per unit, in microseconds (each thread counts from
-     * its first operation that starts while measuring).
+     * its first operation that starts while measuring). A run in which no operation has finished
+     * when the duration is over goes on until one does, for up to {@link #PATIENCE_NANOS} more.
      */
     private double measure(Workload.Case c, Workload.Variant variant, List<Latencies> latencies, double[] clientCpu)
             throws Exception {
@@ -322,6 +344,10 @@ public final class Runner {
                 ? TimeUnit.MINUTES.toNanos(10)
                 : options.duration().toNanos();
         boolean finishedEarly = allDone.await(limit, TimeUnit.NANOSECONDS);
+        long patience = System.nanoTime() + PATIENCE_NANOS;
+        while (!finishedEarly && units.get() == 0 && System.nanoTime() < patience) {
+            finishedEarly = allDone.await(10, TimeUnit.MILLISECONDS);
+        }
         stop.set(true);
         long end = finishedEarly ? lastExhausted.get() : System.nanoTime();
         for (Thread t : threads) {

@@ -3,7 +3,10 @@ package dev.locksmith.cli;
 import java.io.PrintStream;
 import java.util.function.Consumer;
 
-/** A one-line progress bar on a terminal, or one line per step when output is redirected. */
+/**
+ * A one-line progress bar on a terminal, or one line per step when output is redirected; a step
+ * starting with two spaces is a line of its own (a note, or a workload's outcome).
+ */
 final class Progress implements Consumer<String> {
 
     private final PrintStream out;
@@ -20,7 +23,8 @@ final class Progress implements Consumer<String> {
     @Override
     public void accept(String step) {
         if (step.startsWith("  ")) {
-            out.println(step);
+            // a line of its own: on a terminal, over the bar, which the next step draws again
+            out.println(terminal ? "\r" + String.format("%-120s", step) : step);
             return;
         }
         done = Math.min(total, done + 1);

@@ -9,11 +9,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The runner's warm-up of self-timed variants: discarded runs in this JVM, none for another
- * process, longer while the JIT compiler is busy (a fake compiler clock, advanced by the runs).
+ * process, longer while the JIT compiler is busy, none when the options do not ask for it (the
+ * demo). The clocks are fakes the runs advance (a compiler clock, and the warm-up's own clock by
+ * 5 ms a run), so the counts are exact on a machine of any speed and nothing waits.
  */
 class RunnerWarmUpTest {
 
-    /** A self-timed variant whose run takes at least 5 ms of this thread's time; warmed up if it asks. */
+    /** A self-timed variant whose run takes 5 ms of the fake clock; warmed up if it asks. */
     private static final class Fake implements Workload.SelfTimed {
         final boolean inJvm;
         final List<String> calls = new ArrayList<>();
@@ -21,6 +23,8 @@ class RunnerWarmUpTest {
         final java.util.function.IntToLongFunction compiles;
         /** The fake compiler's time so far, in milliseconds. */
         long compiledMillis;
+        /** The fake clock, in nanoseconds. */
+        long nanos;
 
         Fake(boolean inJvm) {
             this(inJvm, run -> 0);
@@ -40,10 +44,7 @@ class RunnerWarmUpTest {
         public double measure() {
             compiledMillis += compiles.applyAsLong((int) measured());
             calls.add("measure");
-            long until = System.nanoTime() + Duration.ofMillis(5).toNanos();
-            while (System.nanoTime() < until) {
-                Thread.onSpinWait();
-            }
+            nanos += Duration.ofMillis(5).toNanos();
             return 1;
         }
 
@@ -63,7 +64,10 @@ class RunnerWarmUpTest {
     }
 
     private static List<Result> run(Duration warmup, Fake library, Fake pgbench) throws Exception {
-        BenchOptions options = new BenchOptions(warmup, Duration.ofSeconds(1), 2, List.of(), false);
+        return run(new BenchOptions(warmup, Duration.ofSeconds(1), 2, List.of(), false), library, pgbench);
+    }
+
+    private static List<Result> run(BenchOptions options, Fake library, Fake pgbench) throws Exception {
         Workload workload = new Workload() {
             @Override
             public String name() {
@@ -75,7 +79,8 @@ class RunnerWarmUpTest {
                 return List.of(new Case("fake", 1, "units/s", library, null).withPgbench(pgbench, null));
             }
         };
-        return new Runner(options, step -> {}, (c, variant) -> {}, () -> library.compiledMillis).run(workload);
+        return new Runner(options, step -> {}, (c, variant) -> {}, () -> library.compiledMillis, () -> library.nanos)
+                .run(workload);
     }
 
     @Test
@@ -85,9 +90,8 @@ class RunnerWarmUpTest {
 
         List<Result> results = run(Duration.ofMillis(10), library, pgbench);
 
-        // 30 ms of warm-up at 5 ms or more a run: between one and six discarded runs, each
-        // prepared as a measured one is
-        assertThat(library.measured()).isBetween(2L + 1, 2L + 6);
+        // 30 ms of warm-up at 5 ms a run: six discarded runs, each prepared as a measured one is
+        assertThat(library.measured()).isEqualTo(2 + 6);
         for (int i = 0; i < library.calls.size(); i += 2) {
             assertThat(library.calls.subList(i, i + 2)).containsExactly("prepare", "measure");
         }
@@ -114,14 +118,23 @@ class RunnerWarmUpTest {
         Fake library = new Fake(true, run -> 1000);
         Fake pgbench = new Fake(false);
 
-        long start = System.nanoTime();
         run(Duration.ofMillis(10), library, pgbench);
-        long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
 
-        // 300 ms of discarded runs of 5 ms or more: at most 60, and more than the 30 ms minimum
-        // alone would have run
-        assertThat(library.measured() - 2).isBetween(7L, 60L);
-        assertThat(elapsedMillis).isGreaterThanOrEqualTo(300);
+        // 300 ms of discarded runs of 5 ms: sixty, ten times what the 30 ms minimum alone runs
+        assertThat(library.measured()).isEqualTo(2 + 60);
+    }
+
+    @Test
+    void theDemoRunsEachVariantOnceForItsFixedTimeWithoutRepeatedWarmUp() throws Exception {
+        Fake library = new Fake(true, run -> 1000);
+        Fake pgbench = new Fake(false);
+
+        List<Result> results = run(BenchOptions.demo(Duration.ofMillis(10), Duration.ofMillis(50)), library, pgbench);
+
+        assertThat(library.measured()).isEqualTo(1);
+        // the demo's variants are the library and the plain-JDBC baseline: pgbench is not run
+        assertThat(pgbench.measured()).isZero();
+        assertThat(results).extracting(Result::variant).containsExactly(Result.LIBRARY);
     }
 
     @Test

@@ -8,8 +8,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The sustained workload's three consumers run briefly against a producer: no job is left
- * running, and the first and last windows, dead tuples and autovacuum runs are reported.
+ * The sustained workload's three consumers run briefly against a producer: each consumed jobs,
+ * no job is left running, and the first and last windows, dead tuples and autovacuum runs are
+ * reported. Outcomes only: how many jobs a window saw depends on the machine (on a loaded one the
+ * first second of the leased library variant saw none), so no rate is asserted.
  */
 class SustainedWorkloadTest {
 
@@ -27,14 +29,16 @@ class SustainedWorkloadTest {
             assertThat(r.violations())
                     .as("%s %s jobs left running", r.config(), r.variant())
                     .isZero();
-            assertThat(r.median()).as("%s %s did work", r.config(), r.variant()).isPositive();
             assertThat(r.extras())
-                    .containsKeys("dead_tuples_at_end", "autovacuums")
+                    .as("%s %s", r.config(), r.variant())
+                    .containsKeys(
+                            "dead_tuples_at_end", "autovacuums", "first_window_jobs_per_s", "last_window_jobs_per_s")
                     .containsEntry("window_s", 1.0)
                     .hasEntrySatisfying(
-                            "first_window_jobs_per_s", v -> assertThat(v).isPositive())
-                    .hasEntrySatisfying(
-                            "last_window_jobs_per_s", v -> assertThat(v).isPositive());
+                            "consumed_jobs",
+                            v -> assertThat(v)
+                                    .as("%s %s consumed jobs", r.config(), r.variant())
+                                    .isPositive());
         });
     }
 }

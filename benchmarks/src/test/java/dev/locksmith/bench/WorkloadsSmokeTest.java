@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Every workload, library and raw, runs briefly on a real database (obtained the shared way),
  * and its correctness counters must be zero: no lost or duplicated job, money conserved, no
- * account held twice. No timing is asserted.
+ * account held twice. No timing is asserted, nor any rate.
  */
 class WorkloadsSmokeTest {
 
@@ -38,14 +38,18 @@ class WorkloadsSmokeTest {
         assertThat(workloads)
                 .containsExactlyInAnyOrder(
                         "queue-tx", "queue-lease", "queue-keyed", "drain", "pool", "transfer", "enqueue");
-        assertThat(results).allSatisfy(r -> {
-            assertThat(r.violations())
-                    .as("%s %s %s", r.workload(), r.config(), r.variant())
-                    .isZero();
-            assertThat(r.median())
-                    .as("%s %s %s did work", r.workload(), r.config(), r.variant())
-                    .isPositive();
-        });
+        assertThat(results)
+                .allSatisfy(r -> assertThat(r.violations())
+                        .as("%s %s %s", r.workload(), r.config(), r.variant())
+                        .isZero());
+        // Work done is an outcome where the runner waits for it: a run in this JVM goes on past
+        // its duration until an operation has finished, and a drain until the queue is empty.
+        // pgbench runs for its whole seconds, whatever it managed in them: no rate is asserted.
+        assertThat(results)
+                .filteredOn(r -> !r.variant().startsWith(Result.PGBENCH))
+                .allSatisfy(r -> assertThat(r.median())
+                        .as("%s %s %s did work", r.workload(), r.config(), r.variant())
+                        .isPositive());
         assertThat(results).anySatisfy(r -> assertThat(r.variant()).isEqualTo("raw"));
         for (String variant : List.of("library-jdbc", "library-listened")) {
             assertThat(results)

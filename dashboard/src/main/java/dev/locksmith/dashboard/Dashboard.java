@@ -274,7 +274,7 @@ public final class Dashboard implements AutoCloseable {
                 return;
             }
             String method = exchange.getRequestMethod();
-            Map<String, String> form = Map.of();
+            Params form = Params.of(Map.of());
             if (method.equals("POST")
                     && Request.isForm(exchange.getRequestHeaders().getFirst("Content-Type"))) {
                 InputStream body = exchange.getRequestBody();
@@ -283,13 +283,13 @@ public final class Dashboard implements AutoCloseable {
                     send(exchange, new Response(413, "text/plain; charset=utf-8", Map.of(), new byte[0]), false);
                     return;
                 }
-                form = Request.parseUrlEncoded(new String(bytes, StandardCharsets.UTF_8));
+                form = Params.parse(new String(bytes, StandardCharsets.UTF_8));
             }
             Request request = new Request(
                     method,
                     path,
                     base,
-                    Request.parseUrlEncoded(exchange.getRequestURI().getRawQuery()),
+                    Params.parse(exchange.getRequestURI().getRawQuery()),
                     form,
                     exchange.getRequestHeaders()::getFirst,
                     exchange.getPrincipal() == null

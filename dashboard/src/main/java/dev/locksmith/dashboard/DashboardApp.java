@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -91,8 +92,17 @@ final class DashboardApp {
         } catch (BadRequest e) {
             response = error(request, 400, "Bad request", e.getMessage());
         } catch (RuntimeException e) {
-            LOG.warn("dashboard: {} {} failed", request.method(), request.path(), e);
-            response = error(request, 500, "Something went wrong", String.valueOf(e.getMessage()));
+            // The exception's message is for the log only: a database's names the statement and
+            // the values it refused, which a read-only visitor must not see. The reference ties
+            // the page to its log record (distinct, not secret).
+            String reference = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
+            LOG.error("dashboard: {} {} failed (reference {})", request.method(), request.path(), reference, e);
+            response = error(
+                    request,
+                    500,
+                    "Something went wrong",
+                    "The dashboard could not answer this request. The details are in the server log, under reference "
+                            + reference + ".");
         }
         Response secured = response.with("Content-Security-Policy", CSP)
                 .with("X-Content-Type-Options", "nosniff")
@@ -202,7 +212,7 @@ final class DashboardApp {
      * from, comes from here.
      */
     boolean crossSiteSafe(Request request) {
-        String field = request.form().get(CSRF_FIELD);
+        String field = request.form().raw(CSRF_FIELD);
         String cookie = request.cookie(CSRF_COOKIE);
         if (field == null || cookie == null || !same(field, csrfToken) || !same(cookie, csrfToken)) {
             return false;

@@ -60,8 +60,8 @@ public final class DashboardServlet extends HttpServlet {
                 req.getMethod(),
                 path,
                 base,
-                Request.parseUrlEncoded(req.getQueryString()),
-                form,
+                Params.parse(req.getQueryString()),
+                Params.of(form),
                 req::getHeader,
                 req.getUserPrincipal() == null ? null : req.getUserPrincipal().getName());
         Response response = app.handle(request);

@@ -46,9 +46,11 @@ final class Reads {
     }
 
     /**
-     * {@code render()}, or a box saying why that part of the page could not be read (a table
-     * missing because its schema module is not applied, the statement timeout, a lost
-     * connection), so that one failing part does not take the page down.
+     * {@code render()}, or a box saying why that part of the page could not be read when the
+     * reason is one the page can name: a table missing because its schema module is not applied,
+     * or the statement timeout. Any other failure propagates, for {@link DashboardApp} to answer
+     * with its generic error page and to log once: a database's message (the statement, the
+     * values it refused) never reaches a page.
      */
     Html section(String what, Supplier<Html> render) {
         try {
@@ -68,8 +70,7 @@ final class Reads {
                         what,
                         timeout);
             }
-            LOG.warn("dashboard: reading {} failed", what, e);
-            return Html.of("<p class=\"error\">Reading {} failed: {}</p>", what, String.valueOf(e.getMessage()));
+            throw e;
         }
     }
 

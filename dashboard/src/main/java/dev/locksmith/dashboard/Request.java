@@ -1,10 +1,6 @@
 package dev.locksmith.dashboard;
 
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,7 +9,8 @@ import org.jspecify.annotations.Nullable;
  * @param method GET, POST, ...
  * @param path the decoded path below the dashboard's mount point, starting with {@code /}
  * @param base the mount point as links must start (empty at the root, else {@code /locksmith})
- * @param query the query parameters (first value of each)
+ * @param query the query parameters (first value of each), read through the text rule
+ *     ({@link #param})
  * @param form the form fields of a POST (first value of each); empty otherwise
  * @param headers the request's headers
  * @param user the authenticated user, when the adapter knows one
@@ -22,15 +19,13 @@ record Request(
         String method,
         String path,
         String base,
-        Map<String, String> query,
-        Map<String, String> form,
+        Params query,
+        Params form,
         Headers headers,
         @Nullable String user) {
 
     /** The longest form body read; a larger one is refused. */
     static final int MAX_FORM_BYTES = 16 * 1024;
-
-    private static final int MAX_PARAMETERS = 64;
 
     /** Header lookup, case-insensitive by name. */
     @FunctionalInterface
@@ -40,10 +35,26 @@ record Request(
         String get(String name);
     }
 
+    /**
+     * The query parameter {@code name}, null when absent or empty, after the text rule with the
+     * default length limit ({@link Params#text}).
+     *
+     * @throws BadRequest when the value breaks the rule
+     */
     @Nullable
     String param(String name) {
-        String value = query.get(name);
-        return value == null || value.isEmpty() ? null : value;
+        return param(name, Params.DEFAULT_MAX_LENGTH);
+    }
+
+    /**
+     * The query parameter {@code name}, null when absent or empty, after the text rule with
+     * {@code maxLength} as the limit.
+     *
+     * @throws BadRequest when the value breaks the rule
+     */
+    @Nullable
+    String param(String name, int maxLength) {
+        return query.text(name, maxLength);
     }
 
     @Nullable
@@ -69,34 +80,6 @@ record Request(
             }
         }
         return null;
-    }
-
-    /**
-     * Parses {@code application/x-www-form-urlencoded} text (a query string or a form body),
-     * keeping the first value of each name and at most 64 names.
-     */
-    static Map<String, String> parseUrlEncoded(@Nullable String text) {
-        Map<String, String> result = new LinkedHashMap<>();
-        if (text == null || text.isEmpty()) {
-            return result;
-        }
-        for (String pair : text.split("&", -1)) {
-            if (pair.isEmpty()) {
-                continue;
-            }
-            if (result.size() == MAX_PARAMETERS) {
-                break;
-            }
-            int eq = pair.indexOf('=');
-            try {
-                String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-                String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-                result.putIfAbsent(name, value);
-            } catch (IllegalArgumentException malformed) {
-                // A malformed escape: the parameter is ignored, as if absent.
-            }
-        }
-        return result;
     }
 
     /** Whether {@code contentType} is a urlencoded form (the only body the dashboard reads). */

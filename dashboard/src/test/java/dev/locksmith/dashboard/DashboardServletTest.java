@@ -3,6 +3,7 @@ package dev.locksmith.dashboard;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
@@ -14,7 +15,9 @@ import java.io.ByteArrayOutputStream;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,20 +28,25 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * The servlet adapter as a container calls it, mounted at {@code /app/locksmith/*}: links under
- * the mount, the container's principal in the header, and an action whose form the container
- * (or a filter before the servlet) has already parsed.
+ * the mount, the container's principal in the header, an action whose form the container (or a
+ * filter before the servlet) has already parsed, hostile query parameters refused with 400 by the
+ * same rule as on the JDK server, and a database failure answered with a generic 500.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DashboardServletTest {
 
     private TestDatabase db;
+    private TestDatabase brokenDb;
     private DashboardServlet servlet;
+    private DashboardServlet broken;
 
     @BeforeAll
     void start() {
         db = TestDatabase.migrated("servlet", "locksmith", 4);
         servlet = new DashboardServlet(
                 DashboardConfig.builder(db.dsl).readOnly(false).build());
+        brokenDb = DashboardBadInputTest.brokenDatabase("servlet_broken");
+        broken = new DashboardServlet(DashboardConfig.builder(brokenDb.dsl).build());
     }
 
     @AfterAll
@@ -46,12 +54,26 @@ class DashboardServletTest {
         if (db != null) {
             db.close();
         }
+        if (brokenDb != null) {
+            brokenDb.close();
+        }
     }
 
     /** What the servlet answered. */
     record Answer(int status, Map<String, String> headers, String body) {}
 
     private Answer call(String method, String pathInfo, Map<String, String> headers, Map<String, String[]> params)
+            throws Exception {
+        return call(servlet, method, pathInfo, null, headers, params);
+    }
+
+    private Answer call(
+            DashboardServlet target,
+            String method,
+            String pathInfo,
+            String query,
+            Map<String, String> headers,
+            Map<String, String[]> params)
             throws Exception {
         Map<String, String> sent = new HashMap<>();
         int[] status = {200};
@@ -78,7 +100,7 @@ class DashboardServletTest {
                     case "getContextPath" -> "/app";
                     case "getServletPath" -> "/locksmith";
                     case "getPathInfo" -> pathInfo;
-                    case "getQueryString" -> null;
+                    case "getQueryString" -> query;
                     case "getHeader" -> headers.get((String) args[0]);
                     case "getContentType" -> method.equals("POST") ? "application/x-www-form-urlencoded" : null;
                     case "getContentLengthLong" -> 64L;
@@ -100,7 +122,7 @@ class DashboardServletTest {
                     }
                     return null;
                 });
-        servlet.service(request, response);
+        target.service(request, response);
         return new Answer(status[0], sent, body.toString(StandardCharsets.UTF_8));
     }
 
@@ -136,5 +158,49 @@ class DashboardServletTest {
                 .isEqualTo("/app/locksmith/jobs/" + id + "?action=cancel&result=applied");
         assertThat(queue.find(db.dsl, id).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
         db.dsl.deleteFrom(JOBS).execute();
+    }
+
+    @Test
+    void refusesHostileParametersWithTheSameRuleAsTheJdkServer() throws Exception {
+        for (String query : List.of(
+                "queue=a%00b",
+                "kind=k%ED%A0%80", "key=%zz", "queue=k\uD800", "kind=" + "k".repeat(129), "status=%00")) {
+            List<Answer> answers = new ArrayList<>();
+            List<ILoggingEvent> logged = DashboardBadInputTest.logged(() -> {
+                try {
+                    answers.add(call(servlet, "GET", "/jobs", query, Map.of(), Map.of()));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Answer answer = answers.get(0);
+            assertThat(answer.status()).as(query).isEqualTo(400);
+            assertThat(answer.body()).as(query).contains("<h1>Bad request</h1>", query.replaceAll("=.*", "") + " must");
+            for (String leak : DashboardBadInputTest.LEAKS) {
+                assertThat(answer.body()).as(query).doesNotContain(leak);
+            }
+            assertThat(logged).as(query).isEmpty();
+        }
+    }
+
+    @Test
+    void answersADatabaseFailureWithAGeneric500LoggedOnce() throws Exception {
+        List<Answer> answers = new ArrayList<>();
+        List<ILoggingEvent> logged = DashboardBadInputTest.logged(() -> {
+            try {
+                answers.add(call(broken, "GET", "/jobs", "queue=mail", Map.of(), Map.of()));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Answer answer = answers.get(0);
+        assertThat(answer.status()).isEqualTo(500);
+        assertThat(answer.body()).contains("<h1>Something went wrong</h1>");
+        for (String leak : DashboardBadInputTest.LEAKS) {
+            assertThat(answer.body()).doesNotContain(leak);
+        }
+        assertThat(logged)
+                .singleElement()
+                .satisfies(e -> assertThat(e.getThrowableProxy()).isNotNull());
     }
 }

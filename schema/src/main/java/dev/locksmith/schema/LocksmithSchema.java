@@ -261,6 +261,7 @@ public final class LocksmithSchema {
     @SuppressWarnings({"UnusedVariable", "BooleanLiteral"})
     private static void runLiquibase(Connection connection, String schema, String changelog, LiquibaseCommand command)
             throws Exception {
+        Slf4jLogService.readyRootScope();
         Map<String, Object> scope = Map.of(
                 Scope.Attr.resourceAccessor.name(),
                 new ClassLoaderResourceAccessor(LocksmithSchema.class.getClassLoader()),

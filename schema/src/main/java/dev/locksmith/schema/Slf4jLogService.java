@@ -1,6 +1,7 @@
 package dev.locksmith.schema;
 
 import java.util.logging.Level;
+import liquibase.Scope;
 import liquibase.logging.Logger;
 import liquibase.logging.core.AbstractLogService;
 import liquibase.logging.core.AbstractLogger;
@@ -19,8 +20,41 @@ import org.slf4j.LoggerFactory;
  * {@code liquibase} as usual. Installed only in the scope of {@link LocksmithSchema}'s own calls:
  * Liquibase's default (java.util.logging, whose console handler writes INFO to standard error) is
  * left alone for everyone else. The API used here is the same from Liquibase 4.29 to 5.0.
+ *
+ * <p>A scope of one's own is a child of Liquibase's root scope, which Liquibase builds on a
+ * thread's first call, before any child exists, with its default log service: its service
+ * discovery then narrates some twenty records through java.util.logging (at FINE, so they reach
+ * JUL's handlers wherever the {@code liquibase} JUL logger is set to show detail).
+ * {@link #readyRootScope()} builds that root scope first, with the {@code liquibase} JUL logger
+ * off for that moment.
  */
 final class Slf4jLogService extends AbstractLogService {
+
+    /** Whether this thread has had Liquibase's root scope built by {@link #readyRootScope()}. */
+    private static final ThreadLocal<Boolean> ROOT_SCOPE_READY = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
+    /**
+     * Makes sure Liquibase's root scope exists for the calling thread, built without a record
+     * reaching java.util.logging: the {@code liquibase} JUL logger is off while it is built (a
+     * few milliseconds, once per thread that migrates; any level set on it is restored).
+     */
+    static void readyRootScope() {
+        if (ROOT_SCOPE_READY.get()) {
+            return;
+        }
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("liquibase");
+        // one thread at a time, so that no thread restores a level another one set to OFF
+        synchronized (ROOT_SCOPE_READY) {
+            Level level = jul.getLevel();
+            jul.setLevel(Level.OFF);
+            try {
+                Scope.getCurrentScope();
+            } finally {
+                jul.setLevel(level);
+            }
+        }
+        ROOT_SCOPE_READY.set(Boolean.TRUE);
+    }
 
     @Override
     public int getPriority() {

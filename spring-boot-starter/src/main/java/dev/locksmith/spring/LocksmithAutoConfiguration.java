@@ -27,6 +27,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 
 /**
  * locksmith on Spring Boot's {@code DataSource} and {@code DSLContext} (from
@@ -47,7 +48,8 @@ import org.springframework.context.annotation.Import;
  * {@code LocksmithObserver} bean observes it. Settings beans are used when present:
  * {@code JobQueueConfig}, {@code ChannelAccountPoolConfig}, {@code LockAuditConfig} (else
  * {@code locksmith.audit.*}) and {@code RetryPolicy} (for {@code Accounts} and
- * {@code Transactions}).
+ * {@code Transactions}). At start-up one INFO line names what of metrics, traces and health is
+ * off for want of a library or a bean, and what turns it on.
  */
 @AutoConfiguration(
         afterName = {
@@ -146,6 +148,13 @@ public class LocksmithAutoConfiguration {
     @ConditionalOnMissingBean
     Transactions transactions(Locksmith locksmith, ObjectProvider<RetryPolicy> policy) {
         return new Transactions(locksmith, policy.getIfAvailable(RetryPolicy::defaults));
+    }
+
+    /** One INFO line at start-up naming what of metrics, traces and health is off, and what turns it on. */
+    @Bean
+    static LocksmithObservabilityReport locksmithObservabilityReport(
+            ConfigurableListableBeanFactory beans, Environment environment) {
+        return new LocksmithObservabilityReport(beans, environment);
     }
 
     @Bean

@@ -7,8 +7,10 @@
  * {@link dev.locksmith.spring.LocksmithHandler} bean or method, started once the context is
  * refreshed and stopped gracefully at shutdown ({@link dev.locksmith.spring.LocksmithWorkers});
  * the {@code locksmith.*} properties ({@link dev.locksmith.spring.LocksmithProperties}),
- * validated when bound; a health indicator with Spring Boot Actuator; and metrics and traces
- * with {@code locksmith-micrometer} and {@code locksmith-opentelemetry}.
+ * validated when bound; a health indicator with Spring Boot 3's Actuator; metrics on the
+ * application's {@code MeterRegistry} ({@code locksmith-micrometer} comes with the starter); and
+ * traces with {@code locksmith-opentelemetry} and an {@code OpenTelemetry} bean. One INFO line at
+ * start-up names whatever of the last three is off and what turns it on.
  */
 @NullMarked
 package dev.locksmith.spring;

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -64,13 +66,24 @@ class ExactlyOnceTest extends DatabaseTest {
 
     @Test
     void transactionalModeProcessesEveryJobExactlyOnce() throws Exception {
+        // Every worker's first transaction holds its claimed job until all eight hold one: eight
+        // different jobs claimed at once (SKIP LOCKED), so each worker processes at least one on a
+        // machine of any speed, rather than if the scheduler happens to run it before the queue is
+        // empty.
+        CyclicBarrier eachHoldsOne = new CyclicBarrier(WORKERS);
         List<Integer> perWorker = Concurrently.run(WORKERS, 300, worker -> {
             int done = 0;
+            boolean first = true;
             while (true) {
+                boolean holdUntilAllHoldOne = first;
+                first = false;
                 int claimed = dsl.transactionResult(c -> {
                     List<Job> jobs = queue.claimInTransaction(c.dsl(), "work", 1);
                     for (Job job : jobs) {
                         recordResult(c.dsl(), job.id(), worker);
+                    }
+                    if (holdUntilAllHoldOne) {
+                        eachHoldsOne.await(60, TimeUnit.SECONDS);
                     }
                     return jobs.size();
                 });
