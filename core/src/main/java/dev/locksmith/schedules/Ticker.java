@@ -139,6 +139,7 @@ final class Ticker {
                 Duration.ZERO,
                 template.maxAttempts(),
                 template.shard(),
-                Optional.of(Schedules.uniqueKey(schedule.name(), occurrence)));
+                Optional.of(Schedules.uniqueKey(schedule.name(), occurrence)),
+                template.orderingKey());
     }
 }

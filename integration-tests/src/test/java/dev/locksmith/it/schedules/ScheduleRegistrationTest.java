@@ -64,6 +64,31 @@ class ScheduleRegistrationTest extends DatabaseTest {
         return schedules.runDue();
     }
 
+    /**
+     * A template's ordering key goes with every occurrence's job, so occurrences of a schedule (or
+     * of several schedules sharing a key) run one at a time (it was dropped, and occurrences ran in
+     * parallel with the key's other jobs).
+     */
+    @Test
+    void anOccurrenceKeepsItsTemplatesPriorityShardAndOrderingKey() {
+        schedules.register(
+                dsl,
+                Schedule.builder(
+                                "keyed",
+                                Trigger.cron("* * * * *", "UTC"),
+                                NewJob.builder("reports", "minute")
+                                        .priority(7)
+                                        .maxAttempts(4)
+                                        .orderingKey("account-42")
+                                        .build())
+                        .build());
+        assertThat(tickAt(Instant.parse("2026-01-01T12:01:00.2Z"))).isEqualTo(1);
+        Job job = jobs().get(0);
+        assertThat(job.orderingKey()).isEqualTo("account-42");
+        assertThat(job.priority()).isEqualTo(7);
+        assertThat(job.maxAttempts()).isEqualTo(4);
+    }
+
     @Test
     void aRegisteredScheduleShowsItsNextOccurrenceAndEnqueuesItWhenDue() {
         RegisteredSchedule registered = schedules.register(dsl, everyMinute("minutely", "{\"n\": 1}"));
