@@ -44,12 +44,15 @@ final class ScheduleRows {
             Trigger trigger = row.getCron() != null
                     ? Trigger.cron(row.getCron(), row.getZone())
                     : Trigger.every(Duration.ofMillis(row.getIntervalMs()));
-            NewJob template = NewJob.builder(row.getQueue(), row.getKind())
+            NewJob.Builder builder = NewJob.builder(row.getQueue(), row.getKind())
                     .payload(row.getPayload().data())
                     .priority(row.getPriority())
                     .maxAttempts(row.getMaxAttempts())
-                    .shard(row.getShard())
-                    .build();
+                    .shard(row.getShard());
+            if (row.getOrderingKey() != null) {
+                builder.orderingKey(row.getOrderingKey());
+            }
+            NewJob template = builder.build();
             return new Schedule(row.getName(), trigger, template, MisfirePolicy.fromDb(row.getMisfire()));
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(

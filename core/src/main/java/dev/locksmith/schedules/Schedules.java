@@ -161,6 +161,7 @@ public final class Schedules {
                             SCHEDULES.PRIORITY,
                             SCHEDULES.MAX_ATTEMPTS,
                             SCHEDULES.SHARD,
+                            SCHEDULES.ORDERING_KEY,
                             SCHEDULES.MISFIRE)
                     .isDistinctFrom(DSL.row(
                             DSL.excluded(SCHEDULES.CRON),
@@ -172,6 +173,7 @@ public final class Schedules {
                             DSL.excluded(SCHEDULES.PRIORITY),
                             DSL.excluded(SCHEDULES.MAX_ATTEMPTS),
                             DSL.excluded(SCHEDULES.SHARD),
+                            DSL.excluded(SCHEDULES.ORDERING_KEY),
                             DSL.excluded(SCHEDULES.MISFIRE)));
             Optional<SchedulesRecord> written = ctx.insertInto(SCHEDULES)
                     .set(SCHEDULES.NAME, schedule.name())
@@ -184,6 +186,7 @@ public final class Schedules {
                     .set(SCHEDULES.PRIORITY, (short) job.priority())
                     .set(SCHEDULES.MAX_ATTEMPTS, job.maxAttempts())
                     .set(SCHEDULES.SHARD, job.shard())
+                    .set(SCHEDULES.ORDERING_KEY, job.orderingKey().orElse(null))
                     .set(SCHEDULES.MISFIRE, schedule.misfire().dbValue())
                     .set(SCHEDULES.NEXT_RUN_AT, ScheduleRows.at(next))
                     .onConflict(SCHEDULES.NAME)
@@ -197,6 +200,7 @@ public final class Schedules {
                     .set(SCHEDULES.PRIORITY, DSL.excluded(SCHEDULES.PRIORITY))
                     .set(SCHEDULES.MAX_ATTEMPTS, DSL.excluded(SCHEDULES.MAX_ATTEMPTS))
                     .set(SCHEDULES.SHARD, DSL.excluded(SCHEDULES.SHARD))
+                    .set(SCHEDULES.ORDERING_KEY, DSL.excluded(SCHEDULES.ORDERING_KEY))
                     .set(SCHEDULES.MISFIRE, DSL.excluded(SCHEDULES.MISFIRE))
                     .set(
                             SCHEDULES.NEXT_RUN_AT,
