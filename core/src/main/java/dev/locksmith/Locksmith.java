@@ -3,6 +3,7 @@ package dev.locksmith;
 import dev.locksmith.internal.Environment;
 import dev.locksmith.internal.SchemaMapping;
 import dev.locksmith.observe.LocksmithObserver;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -154,6 +155,7 @@ public final class Locksmith {
         private PoolingMode poolingMode;
         private ExecutionMode executionMode;
         private LocksmithObserver observer;
+        private List<CommitHook> commitHooks;
 
         private Builder(DSLContext dsl) {
             this.dsl = dsl;
@@ -164,6 +166,7 @@ public final class Locksmith {
             this.poolingMode = start.poolingMode();
             this.executionMode = start.executionMode();
             this.observer = start.observer();
+            this.commitHooks = start.commitHooks();
         }
 
         /**
@@ -221,6 +224,26 @@ public final class Locksmith {
         }
 
         /**
+         * What else tells locksmith when a transaction it does not start commits; none by default.
+         * locksmith sees auto-committed statements and jOOQ transactions started on
+         * {@link Locksmith#dsl()} by itself; the Spring Boot starter adds one for Spring-managed
+         * transactions. The queue uses them to wake workers after an enqueue commits; where no
+         * hook sees a transaction, an enqueue sends its {@code NOTIFY} inside it
+         * ({@code JobQueueConfig.Builder#wakeUp}). This replaces what an earlier call set.
+         *
+         * @param hooks the hooks, asked in order
+         * @return this builder
+         */
+        public Builder commitHook(CommitHook... hooks) {
+            Objects.requireNonNull(hooks, "hooks");
+            for (CommitHook hook : hooks) {
+                Objects.requireNonNull(hook, "hooks must not contain null");
+            }
+            this.commitHooks = List.of(hooks);
+            return this;
+        }
+
+        /**
          * The environment.
          *
          * @return the environment
@@ -236,8 +259,8 @@ public final class Locksmith {
                                 + mappedByContext + "\") or remove the context's render mapping of '" + DEFAULT_SCHEMA
                                 + "'");
             }
-            Environment environment =
-                    new Environment(schema, poolingMode, executionMode, observer, Environment.dataSourceOf(dsl));
+            Environment environment = new Environment(
+                    schema, poolingMode, executionMode, observer, Environment.dataSourceOf(dsl), commitHooks);
             return new Locksmith(environment.apply(dsl), environment);
         }
     }

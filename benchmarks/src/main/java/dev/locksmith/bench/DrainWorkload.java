@@ -7,6 +7,7 @@ import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
+import dev.locksmith.jobs.WakeUp;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -230,8 +231,8 @@ final class DrainWorkload implements Workload {
 
     /** The jobs enqueued as the library's callers do: {@code enqueueAll} of 1,000 per transaction. */
     private void enqueueWithLibrary() {
-        JobQueue queue = new JobQueue(
-                dsl, JobQueueConfig.builder().notifyOnEnqueue(false).build());
+        JobQueue queue =
+                new JobQueue(dsl, JobQueueConfig.builder().wakeUp(WakeUp.NONE).build());
         List<NewJob> chunk = Collections.nCopies(ENQUEUE_BATCH, NewJob.of(QueueWorkloads.QUEUE, "noop"));
         for (int i = 0; i < JOBS / ENQUEUE_BATCH; i++) {
             queue.enqueueAll(dsl, chunk);

@@ -1,8 +1,10 @@
 package dev.locksmith.internal;
 
+import dev.locksmith.CommitHook;
 import dev.locksmith.ExecutionMode;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.observe.LocksmithObserver;
+import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.jooq.ConnectionProvider;
@@ -25,13 +27,15 @@ import org.jspecify.annotations.Nullable;
  * @param executionMode how hot statements execute
  * @param observer the observer to tell
  * @param dataSource where the context's connections come from, when they come from a data source
+ * @param commitHooks what else tells locksmith when a transaction commits (Spring's, for one)
  */
 public record Environment(
         String schema,
         PoolingMode poolingMode,
         ExecutionMode executionMode,
         LocksmithObserver observer,
-        @Nullable DataSource dataSource) {
+        @Nullable DataSource dataSource,
+        List<CommitHook> commitHooks) {
 
     private static final String KEY = Environment.class.getName();
 
@@ -43,9 +47,11 @@ public record Environment(
      * @param executionMode not null
      * @param observer not null
      * @param dataSource the data source, or null
+     * @param commitHooks the commit hooks, in the order they are asked
      */
     public Environment {
         SchemaMapping.requireName(schema);
+        commitHooks = List.copyOf(commitHooks);
         Objects.requireNonNull(poolingMode, "poolingMode");
         Objects.requireNonNull(executionMode, "executionMode");
         Objects.requireNonNull(observer, "observer");
@@ -68,7 +74,8 @@ public record Environment(
                 PoolingMode.SESSION,
                 ExecutionMode.JOOQ,
                 LocksmithObserver.NONE,
-                dataSourceOf(dsl));
+                dataSourceOf(dsl),
+                List.of());
     }
 
     /**
@@ -83,7 +90,41 @@ public record Environment(
         DSLContext mapped = SchemaMapping.of(schema).on(dsl);
         org.jooq.Configuration derived = mapped.configuration().derive();
         derived.data(KEY, this);
-        return DSL.using(derived);
+        return listening(DSL.using(derived));
+    }
+
+    /**
+     * {@code dsl}, or a context derived from it, whose jOOQ transactions tell locksmith when they
+     * commit ({@link AfterCommit#LISTENER}).
+     *
+     * @param dsl a context
+     * @return a context carrying the listener
+     */
+    public static DSLContext listening(DSLContext dsl) {
+        for (org.jooq.TransactionListenerProvider p : dsl.configuration().transactionListenerProviders()) {
+            if (p.provide() == AfterCommit.LISTENER) {
+                return dsl;
+            }
+        }
+        return DSL.using(dsl.configuration().derive().setAppending(AfterCommit.LISTENER));
+    }
+
+    /**
+     * Arranges for {@code action} to run once the transaction open on this thread commits: one a
+     * commit hook knows of, or a jOOQ transaction started on an environment's context.
+     *
+     * @param action quick, must not throw
+     * @return false when no transaction locksmith can see is open on this thread
+     */
+    public boolean afterCommit(Runnable action) {
+        // Hooks first: a jOOQ transaction nested in one a hook manages (Spring's) ends before the
+        // outer one commits; the hook knows the real commit.
+        for (CommitHook hook : commitHooks) {
+            if (hook.afterCommit(action)) {
+                return true;
+            }
+        }
+        return AfterCommit.register(action);
     }
 
     /**

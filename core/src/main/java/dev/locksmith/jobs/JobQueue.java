@@ -132,7 +132,7 @@ public final class JobQueue {
     public JobQueue(DSLContext dsl, JobQueueConfig config) {
         Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
-        this.engine = new QueueEngine(dsl, config, Observing.of(dsl), Job::new);
+        this.engine = new QueueEngine(Environment.listening(dsl), config, Observing.of(dsl), Job::new);
     }
 
     /** {@return the settings in force, as given at construction} */
@@ -145,8 +145,9 @@ public final class JobQueue {
      * With a unique key that a live job of the queue already has, nothing is inserted and the
      * existing job's id is returned; concurrent enqueues of the same key race safely on the
      * partial unique index: the second waits until the first's transaction ends, then inserts or
-     * returns the first's job. With {@link JobQueueConfig#notifyOnEnqueue()}, workers listening on
-     * {@value #CHANNEL} are woken when the transaction commits.
+     * returns the first's job. Workers listening on {@value #CHANNEL} are woken once it committed, as
+     * {@link JobQueueConfig#wakeUp()} says: by default by a {@code NOTIFY} sent after the commit on
+     * a connection of the queue's own, so that producers' commits never wait for each other.
      *
      * @param tx the caller's transaction (or an auto-commit context); the job becomes visible to
      *     workers when it commits
@@ -402,7 +403,7 @@ public final class JobQueue {
      * {@code finished_at} cleared, and {@code max_attempts} raised to {@code attempts + 1} when it
      * had used them all, so that it gets one more claim; {@code attempts} and {@code last_error}
      * are kept as a record of what happened. Locks the row until the caller's transaction ends;
-     * with {@link JobQueueConfig#notifyOnEnqueue()}, workers are woken when it commits. A job of
+     * workers are woken once it committed ({@link JobQueueConfig#wakeUp()}). A job of
      * an {@linkplain NewJob.Builder#orderingKey(String) ordering key} is the head of its key again
      * if no live job of the key has a lower id, and then runs before the key's later jobs.
      *

@@ -7,22 +7,22 @@ import java.util.Objects;
 /**
  * Settings of a {@link JobQueue}, built with {@link #builder()}. Immutable.
  *
- * <p>Defaults ({@link #defaults()}): completed jobs are deleted, every enqueue sends a
- * {@code NOTIFY}, a failed job is retried after 1 s doubling to 1 h, with jitter 0.5, and typed
- * payloads are encoded by {@link JobCodec#standard()}.
+ * <p>Defaults ({@link #defaults()}): completed jobs are deleted, an enqueue wakes idle workers
+ * once it has committed ({@link WakeUp#AFTER_COMMIT}), a failed job is retried after 1 s doubling
+ * to 1 h, with jitter 0.5, and typed payloads are encoded by {@link JobCodec#standard()}.
  */
 public final class JobQueueConfig {
 
     private static final JobQueueConfig DEFAULTS = builder().build();
 
     private final boolean keepCompleted;
-    private final boolean notifyOnEnqueue;
+    private final WakeUp wakeUp;
     private final Backoff retryBackoff;
     private final JobCodec codec;
 
     private JobQueueConfig(Builder b) {
         this.keepCompleted = b.keepCompleted;
-        this.notifyOnEnqueue = b.notifyOnEnqueue;
+        this.wakeUp = b.wakeUp;
         this.retryBackoff = b.retryBackoff;
         this.codec = b.codec;
     }
@@ -55,12 +55,12 @@ public final class JobQueueConfig {
     }
 
     /**
-     * Whether every enqueue sends {@code NOTIFY locksmith_jobs, '<queue>'}.
+     * How an enqueue wakes idle workers.
      *
-     * @return true to notify
+     * @return the wake-up
      */
-    public boolean notifyOnEnqueue() {
-        return notifyOnEnqueue;
+    public WakeUp wakeUp() {
+        return wakeUp;
     }
 
     /**
@@ -90,7 +90,7 @@ public final class JobQueueConfig {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.keepCompleted = keepCompleted;
-        b.notifyOnEnqueue = notifyOnEnqueue;
+        b.wakeUp = wakeUp;
         b.retryBackoff = retryBackoff;
         b.codec = codec;
         return b;
@@ -98,14 +98,14 @@ public final class JobQueueConfig {
 
     @Override
     public String toString() {
-        return "JobQueueConfig[keepCompleted=" + keepCompleted + ", notifyOnEnqueue=" + notifyOnEnqueue
-                + ", retryBackoff=" + retryBackoff + ", codec=" + codec + "]";
+        return "JobQueueConfig[keepCompleted=" + keepCompleted + ", wakeUp=" + wakeUp + ", retryBackoff=" + retryBackoff
+                + ", codec=" + codec + "]";
     }
 
     /** Builds a {@link JobQueueConfig}; each setter validates its argument. */
     public static final class Builder {
         private boolean keepCompleted;
-        private boolean notifyOnEnqueue = true;
+        private WakeUp wakeUp = WakeUp.AFTER_COMMIT;
         private Backoff retryBackoff = new Backoff(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.5);
         private JobCodec codec = JobCodec.standard();
 
@@ -124,14 +124,16 @@ public final class JobQueueConfig {
         }
 
         /**
-         * Send {@code NOTIFY locksmith_jobs, '<queue>'} with every enqueue, so idle workers wake
-         * at once; delivered on commit (default true).
+         * How an enqueue (and a {@link JobQueue#retry}) wakes idle workers: with
+         * {@code NOTIFY locksmith_jobs, '<queue>'} after it committed, on a connection of the
+         * queue's own (default {@link WakeUp#AFTER_COMMIT}), inside the producer's transaction, or
+         * not at all. Workers poll regardless ({@code pollInterval}).
          *
-         * @param notify true to notify
+         * @param wakeUp the wake-up
          * @return this builder
          */
-        public Builder notifyOnEnqueue(boolean notify) {
-            this.notifyOnEnqueue = notify;
+        public Builder wakeUp(WakeUp wakeUp) {
+            this.wakeUp = Objects.requireNonNull(wakeUp, "wakeUp");
             return this;
         }
 

@@ -26,8 +26,9 @@ public interface TwoPhaseJobHandler {
      * back with the claim when anything fails.
      *
      * <p>The transaction is prepared when this returns, so it must not do what PostgreSQL refuses
-     * to prepare: {@code NOTIFY} (enqueue follow-up jobs with a {@link JobQueue} whose
-     * {@link JobQueueConfig#notifyOnEnqueue()} is off), {@code LISTEN}, temporary tables,
+     * to prepare: {@code NOTIFY} (follow-up jobs enqueued here with the default
+     * {@link WakeUp#AFTER_COMMIT} wake their workers after {@code COMMIT PREPARED}, not inside the
+     * transaction; {@link WakeUp#IN_TRANSACTION} would make it fail), {@code LISTEN}, temporary tables,
      * {@code WITH HOLD} cursors. Row locks it takes are held while the transaction is prepared:
      * through the side effect, and, if the worker dies there, until a resolver settles the
      * transaction. Take none on rows others wait for.

@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.event.Level;
 
@@ -29,11 +31,16 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     /** How often a worker looks at the jobs table's dead rows, unless told otherwise. */
     private static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(5);
 
+    /** How soon a worker without LISTEN polls again after a claim found jobs, unless told otherwise. */
+    private static final Duration DEFAULT_MIN_POLL_INTERVAL = Duration.ofMillis(20);
+
     final JobQueue jobs;
     final String queue;
     private int threads = 4;
     private Duration pollInterval = Duration.ofSeconds(1);
+    private Duration minPollInterval = DEFAULT_MIN_POLL_INTERVAL;
     private boolean listen = true;
+    private @Nullable DataSource listenSource;
     private Set<Integer> shards = Set.of();
     private Duration shutdownGrace = Duration.ofSeconds(10);
     private String workerId = defaultWorkerId();
@@ -72,8 +79,9 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     }
 
     /**
-     * Longest idle wait without a notification; default 1 s. With LISTEN off, also the longest
-     * delay before a new job is seen.
+     * Longest idle wait without a notification; default 1 s. Without a LISTEN connection, also the
+     * longest delay before a new job is seen once the worker has been idle a while
+     * ({@link #minPollInterval}).
      *
      * @param pollInterval positive
      * @return this builder
@@ -85,15 +93,50 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     }
 
     /**
+     * How soon a worker without a LISTEN connection (LISTEN off, or its connection down) claims
+     * again after a claim that found jobs; default 20 ms. Each claim that finds none doubles the
+     * wait, up to {@link #pollInterval}, and one idle thread of the worker polls for all of them:
+     * while jobs keep arriving a worker costs at most one empty claim per this interval, and
+     * picks a job up within about this interval; after about twice the poll interval without
+     * jobs it is back to one claim per poll interval. Ignored while LISTEN is up. A value at or
+     * above the poll interval turns the adaptive poll off.
+     *
+     * @param minPollInterval positive
+     * @return this builder
+     * @throws IllegalArgumentException when not positive
+     */
+    public B minPollInterval(Duration minPollInterval) {
+        this.minPollInterval = Durations.positive("minPollInterval", minPollInterval);
+        return self();
+    }
+
+    /**
      * Use LISTEN/NOTIFY wake-up (default true): idle threads wake when a job is enqueued, at the
      * cost of one more connection held for the worker's life. Refused under
-     * {@link PoolingMode#TRANSACTION}, where LISTEN cannot work.
+     * {@link PoolingMode#TRANSACTION}, where LISTEN cannot work: there use
+     * {@link #listenVia(DataSource)}, or rely on the adaptive poll ({@link #minPollInterval}).
      *
      * @param listen false to rely on polling alone
      * @return this builder
      */
     public B listen(boolean listen) {
         this.listen = listen;
+        this.listenSource = null;
+        return self();
+    }
+
+    /**
+     * LISTEN on a connection from {@code direct}, a data source that reaches the server itself
+     * (not through a pooler in transaction mode), while every other statement of the worker uses
+     * the queue's connections: wake-ups for a worker whose queue is behind PgBouncer. The
+     * connection is held for the worker's life and not counted against the queue's pool.
+     *
+     * @param direct a data source connecting to the same database directly
+     * @return this builder
+     */
+    public B listenVia(DataSource direct) {
+        this.listenSource = Objects.requireNonNull(direct, "direct");
+        this.listen = true;
         return self();
     }
 
@@ -191,20 +234,22 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
      */
     WorkerRuntime runtime(Logger log) {
         Environment environment = environment();
-        if (listen) {
+        if (listen && listenSource == null) {
             environment
                     .poolingMode()
                     .requireSessionState(
                             "LISTEN wake-up",
-                            "set listen(false) and rely on polling, "
-                                    + "or give the worker a data source that connects to the server directly");
+                            "LISTEN on a direct connection with listenVia(DataSource), "
+                                    + "or set listen(false) and rely on the adaptive poll");
         }
         new Claim(queue, 1, shards); // checks the shards
         RuntimeSettings settings = new RuntimeSettings(
                 queue,
                 threads,
                 pollInterval,
+                minPollInterval,
                 listen,
+                listenSource,
                 shards,
                 shutdownGrace,
                 workerId,

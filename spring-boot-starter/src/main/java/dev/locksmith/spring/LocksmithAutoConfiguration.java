@@ -28,6 +28,7 @@ import org.springframework.boot.sql.init.dependency.DatabaseInitializationDepend
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * locksmith on Spring Boot's {@code DataSource} and {@code DSLContext} (from
@@ -45,7 +46,8 @@ import org.springframework.core.env.Environment;
  * inside a {@code @Transactional} method (or a {@code TransactionTemplate}) commits or rolls back
  * with it. The environment's schema is {@code locksmith.schema.name}, its pooling and execution
  * modes {@code locksmith.pooling-mode} and {@code locksmith.execution-mode}, and every
- * {@code LocksmithObserver} bean observes it. Settings beans are used when present:
+ * {@code LocksmithObserver} bean observes it; an enqueue inside a Spring-managed transaction wakes
+ * workers after that transaction commits. Settings beans are used when present:
  * {@code JobQueueConfig}, {@code ChannelAccountPoolConfig}, {@code LockAuditConfig} (else
  * {@code locksmith.audit.*}) and {@code RetryPolicy} (for {@code Accounts} and
  * {@code Transactions}). At start-up one INFO line names what of metrics, traces and health is
@@ -89,12 +91,16 @@ public class LocksmithAutoConfiguration {
             ObjectProvider<LocksmithObserver> observers,
             ObjectProvider<LocksmithSchemaMigration> migration) {
         migration.ifAvailable(applied -> {}); // migrated before any repository exists
-        return Locksmith.builder(dsl)
+        Locksmith.Builder builder = Locksmith.builder(dsl)
                 .schema(properties.schema().name())
                 .poolingMode(properties.poolingMode())
                 .executionMode(properties.executionMode())
-                .observer(observers.orderedStream().toArray(LocksmithObserver[]::new))
-                .build();
+                .observer(observers.orderedStream().toArray(LocksmithObserver[]::new));
+        if (ClassUtils.isPresent(
+                SpringCommitHook.SYNCHRONIZATION_MANAGER, getClass().getClassLoader())) {
+            builder.commitHook(new SpringCommitHook());
+        }
+        return builder.build();
     }
 
     @Bean

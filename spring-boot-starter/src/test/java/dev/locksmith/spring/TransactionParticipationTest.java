@@ -6,8 +6,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.provisioning.ScratchDatabase;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.annotation.Transactional;
@@ -15,8 +23,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 /**
  * A job enqueued by {@code @Transactional} service code (Boot's transaction management, a CGLIB
- * proxy) commits with the service's transaction, or not at all. The getters go through the proxy
- * to the service's own fields.
+ * proxy) commits with the service's transaction, or not at all, and wakes workers once that
+ * transaction committed (an after-commit synchronization, not a NOTIFY inside it). The getters go
+ * through the proxy to the service's own fields.
  */
 class TransactionParticipationTest {
 
@@ -31,8 +40,20 @@ class TransactionParticipationTest {
                     OrderService orders = context.getBean(OrderService.class);
                     DSLContext dsl = context.getBean(DSLContext.class);
 
-                    long committed = orders.place(42, false);
+                    long committed;
+                    try (Connection listener = database.dataSource().getConnection()) {
+                        try (Statement statement = listener.createStatement()) {
+                            statement.execute("LISTEN " + JobQueue.CHANNEL);
+                        }
+                        committed = orders.place(42, false);
+                        assertThat(woken(listener))
+                                .as("workers woken after the commit")
+                                .contains("emails");
+                    }
                     assertThat(orders.transactionWasActive()).isTrue();
+                    assertThat(orders.synchronizationsAddedByEnqueue())
+                            .as("the wake-up waits for Spring's commit, rather than NOTIFY inside the transaction")
+                            .isEqualTo(1);
                     assertThat(dsl.fetchValue("SELECT count(*) FROM orders WHERE id = 42"))
                             .isEqualTo(1L);
                     assertThat(dsl.fetchValue("SELECT payload->>'order' FROM locksmith.jobs WHERE id = ?", committed))
@@ -52,6 +73,18 @@ class TransactionParticipationTest {
                 });
     }
 
+    private static List<String> woken(Connection listener) throws Exception {
+        List<String> queues = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (queues.isEmpty() && System.nanoTime() < deadline) {
+            PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(100);
+            if (received != null) {
+                Arrays.stream(received).map(PGNotification::getParameter).forEach(queues::add);
+            }
+        }
+        return queues;
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class Services {
         @Bean
@@ -66,6 +99,7 @@ class TransactionParticipationTest {
         private final JobQueue queue;
         volatile boolean transactionWasActive;
         volatile long lastJobId;
+        volatile int synchronizationsAddedByEnqueue;
 
         OrderService(DSLContext dsl, JobQueue queue) {
             this.dsl = dsl;
@@ -80,16 +114,23 @@ class TransactionParticipationTest {
             return lastJobId;
         }
 
+        public int synchronizationsAddedByEnqueue() {
+            return synchronizationsAddedByEnqueue;
+        }
+
         /** Writes the order and enqueues its confirmation with Boot's DSLContext; then maybe fails. */
         @Transactional
         public long place(long order, boolean fail) {
             transactionWasActive = TransactionSynchronizationManager.isActualTransactionActive();
             dsl.execute("INSERT INTO orders (id) VALUES (?)", order);
+            int before = TransactionSynchronizationManager.getSynchronizations().size();
             lastJobId = queue.enqueue(
                     dsl,
                     NewJob.builder("emails", "order-confirmation")
                             .payload("{\"order\": " + order + "}")
                             .build());
+            synchronizationsAddedByEnqueue =
+                    TransactionSynchronizationManager.getSynchronizations().size() - before;
             if (fail) {
                 throw new IllegalStateException("payment declined after enqueue of job " + lastJobId);
             }

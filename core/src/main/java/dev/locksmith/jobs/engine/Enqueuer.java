@@ -11,9 +11,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -56,45 +58,60 @@ public final class Enqueuer {
     private static final String TRACEPARENT = "traceparent";
     private static final String NOTIFY = "notify_queues";
 
-    private final boolean notify;
-    /** For jobs without unique keys: a plain insert, returning ids. */
-    private final RenderedQuery insert;
-    /** For calls with a unique key: conflicts are skipped, and the rows say which were inserted. */
-    private final RenderedQuery insertUnique;
-    /** {@link #insertUnique} for Citus's layout, where the unique index holds the shard too. */
-    private final RenderedQuery insertUniquePerShard;
+    /** The insert statements: without NOTIFY, and sending it inside the caller's transaction. */
+    private final Statements plain;
+
+    private final Statements notifying;
 
     private final QueueContext context;
+    private final WakeUps wakeUps;
+
+    /** The three inserts, for one way of waking workers. */
+    private record Statements(
+            boolean notifies, RenderedQuery insert, RenderedQuery insertUnique, RenderedQuery insertUniquePerShard) {
+
+        /**
+         * {@code insert} for jobs without unique keys (a plain insert, returning ids);
+         * {@code insertUnique} for calls with one (conflicts skipped, the rows say which were
+         * inserted); {@code insertUniquePerShard} for Citus's layout, where the unique index holds
+         * the shard too.
+         */
+        static Statements of(DSLContext dsl, boolean notify) {
+            var rows = rows(notify);
+            return new Statements(
+                    notify,
+                    RenderedQuery.of(dsl, columns(dsl).select(rows).returningResult(JOBS.ID)),
+                    RenderedQuery.of(
+                            dsl,
+                            columns(dsl)
+                                    .select(rows)
+                                    .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY)
+                                    .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(Sql.LIVE)))
+                                    .doNothing()
+                                    .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY)),
+                    RenderedQuery.of(
+                            dsl,
+                            columns(dsl)
+                                    .select(rows)
+                                    .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY, JOBS.SHARD)
+                                    .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(Sql.LIVE)))
+                                    .doNothing()
+                                    .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY)));
+        }
+    }
 
     /**
      * The statements for one queue's settings.
      *
      * @param context the queue's construction context (schema mapping, execution mode) and
-     *     settings: with {@code notifyOnEnqueue}, the statements also send {@code NOTIFY} for the
-     *     call's queues
+     *     settings
+     * @param wakeUps how an enqueue wakes workers
      */
-    Enqueuer(QueueContext context) {
+    Enqueuer(QueueContext context, WakeUps wakeUps) {
         this.context = context;
-        DSLContext dsl = context.dsl;
-        this.notify = context.config.notifyOnEnqueue();
-        var rows = rows(notify);
-        this.insert = RenderedQuery.of(dsl, columns(dsl).select(rows).returningResult(JOBS.ID));
-        this.insertUnique = RenderedQuery.of(
-                dsl,
-                columns(dsl)
-                        .select(rows)
-                        .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY)
-                        .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(Sql.LIVE)))
-                        .doNothing()
-                        .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY));
-        this.insertUniquePerShard = RenderedQuery.of(
-                dsl,
-                columns(dsl)
-                        .select(rows)
-                        .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY, JOBS.SHARD)
-                        .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(Sql.LIVE)))
-                        .doNothing()
-                        .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY));
+        this.wakeUps = wakeUps;
+        this.plain = Statements.of(context.dsl, false);
+        this.notifying = Statements.of(context.dsl, true);
     }
 
     /**
@@ -114,17 +131,27 @@ public final class Enqueuer {
             return List.of();
         }
         String traceparent = context.observing.traceparent();
-        if (OrderingLocks.needed(jobs)
-                && Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit))) {
+        boolean autoCommit = Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit));
+        Set<String> queues = new LinkedHashSet<>();
+        jobs.forEach(job -> queues.add(job.queue()));
+        WakeUps.Plan plan = wakeUps.plan(autoCommit, queues);
+        Statements statements = plan == WakeUps.Plan.IN_STATEMENT ? notifying : plain;
+        List<Long> ids;
+        if (OrderingLocks.needed(jobs) && autoCommit) {
             // The keys' locks must last until the rows commit: one transaction of our own.
-            return Errors.translating(() -> ctx.transactionResult(c -> insertReported(c.dsl(), jobs, traceparent)));
+            ids = Errors.translating(
+                    () -> ctx.transactionResult(c -> insertReported(c.dsl(), statements, jobs, traceparent)));
+        } else {
+            ids = Errors.translating(() -> insertReported(ctx, statements, jobs, traceparent));
         }
-        return Errors.translating(() -> insertReported(ctx, jobs, traceparent));
+        wakeUps.returned(plan, queues);
+        return ids;
     }
 
-    private List<Long> insertReported(DSLContext ctx, List<NewJob> jobs, @Nullable String traceparent) {
+    private List<Long> insertReported(
+            DSLContext ctx, Statements statements, List<NewJob> jobs, @Nullable String traceparent) {
         boolean[] inserted = new boolean[jobs.size()];
-        List<Long> ids = insert(ctx, jobs, traceparent, inserted, context.shards(ctx));
+        List<Long> ids = insert(ctx, statements, jobs, traceparent, inserted, context.shards(ctx));
         if (context.observing.enabled()) {
             Map<List<String>, Integer> counts = new java.util.LinkedHashMap<>();
             for (int i = 0; i < jobs.size(); i++) {
@@ -269,7 +296,12 @@ public final class Enqueuer {
      * duplicate), and sets {@code inserted[i]} for each job that was inserted rather than found.
      */
     private List<Long> insert(
-            DSLContext tx, List<NewJob> jobs, @Nullable String traceparent, boolean[] inserted, int distributedShards) {
+            DSLContext tx,
+            Statements statements,
+            List<NewJob> jobs,
+            @Nullable String traceparent,
+            boolean[] inserted,
+            int distributedShards) {
         OrderingLocks.lock(tx, jobs);
         Long[] ids = new Long[jobs.size()];
         List<Integer> remaining = new ArrayList<>();
@@ -283,7 +315,7 @@ public final class Enqueuer {
             if (round == 10) {
                 throw new IllegalStateException("unique keys kept changing state while enqueueing");
             }
-            remaining = insertRound(tx, jobs, remaining, ids, traceparent, inserted, distributedShards);
+            remaining = insertRound(tx, statements, jobs, remaining, ids, traceparent, inserted, distributedShards);
         }
         return List.of(ids);
     }
@@ -293,6 +325,7 @@ public final class Enqueuer {
 
     private List<Integer> insertRound(
             DSLContext tx,
+            Statements statements,
             List<NewJob> jobs,
             List<Integer> indexes,
             Long[] ids,
@@ -322,7 +355,9 @@ public final class Enqueuer {
             orderingKeys.add(job.orderingKey().orElse(null));
         }
         boolean unique = uniqueKeys.stream().anyMatch(Objects::nonNull);
-        RenderedQuery statement = !unique ? insert : distributedShards > 0 ? insertUniquePerShard : insertUnique;
+        RenderedQuery statement = !unique
+                ? statements.insert()
+                : distributedShards > 0 ? statements.insertUniquePerShard() : statements.insertUnique();
         Binds binds = statement
                 .binds()
                 .setStrings(QUEUES, queues)
@@ -335,7 +370,7 @@ public final class Enqueuer {
                 .setStrings(UNIQUE_KEYS, uniqueKeys)
                 .setStrings(ORDERING_KEYS, orderingKeys)
                 .set(TRACEPARENT, traceparent);
-        if (notify) {
+        if (statements.notifies()) {
             binds.setStrings(NOTIFY, new ArrayList<>(new java.util.LinkedHashSet<>(queues)));
         }
         // Ids come from the sequence in the arrays' order, so sorting the returned ids lines them

@@ -5,6 +5,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Errors;
 import java.util.Optional;
+import java.util.Set;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
 
@@ -15,9 +16,11 @@ import org.jooq.impl.DSL;
 public final class JobAdmin {
 
     private final QueueContext context;
+    private final WakeUps wakeUps;
 
-    JobAdmin(QueueContext context) {
+    JobAdmin(QueueContext context, WakeUps wakeUps) {
         this.context = context;
+        this.wakeUps = wakeUps;
     }
 
     /**
@@ -41,7 +44,7 @@ public final class JobAdmin {
 
     /**
      * Puts a {@code failed} or {@code cancelled} job back: {@code pending}, due at once, with one
-     * more attempt when it had used them all; NOTIFY when the queue's settings say so.
+     * more attempt when it had used them all; workers woken as the queue's settings say.
      *
      * @return false when the job does not exist or is not failed or cancelled
      */
@@ -57,12 +60,19 @@ public final class JobAdmin {
                 .returning(JOBS.QUEUE)
                 .fetchOptional()
                 .map(JobsRecord::getQueue));
-        if (queue.isPresent() && context.config.notifyOnEnqueue()) {
+        if (queue.isEmpty()) {
+            return false;
+        }
+        Set<String> queues = Set.of(queue.get());
+        boolean autoCommit = Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit));
+        WakeUps.Plan plan = wakeUps.plan(autoCommit, queues);
+        if (plan == WakeUps.Plan.IN_STATEMENT) {
             Errors.translating(() -> ctx.select(
                             DSL.function("pg_notify", Object.class, DSL.val(Sql.CHANNEL), DSL.val(queue.get())))
                     .fetch());
         }
-        return queue.isPresent();
+        wakeUps.returned(plan, queues);
+        return true;
     }
 
     /**

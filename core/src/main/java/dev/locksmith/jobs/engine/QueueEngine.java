@@ -54,12 +54,13 @@ public final class QueueEngine {
      */
     public QueueEngine(DSLContext dsl, JobQueueConfig config, Observing observing, Function<JobRow, Job> jobs) {
         this.context = new QueueContext(dsl, config, observing, jobs);
-        this.enqueue = new Enqueuer(context);
+        WakeUps wakeUps = new WakeUps(context);
+        this.enqueue = new Enqueuer(context, wakeUps);
         this.claims = new Claims(context);
         this.leases = new Leases(context);
         this.settlement = new Settlement(context);
         this.twoPhase = new TwoPhaseSteps(context, settlement);
-        this.admin = new JobAdmin(context);
+        this.admin = new JobAdmin(context, wakeUps);
         this.maintenance = new Maintenance(context);
         this.reads = new Reads(context);
     }

@@ -123,7 +123,7 @@ public final class LeasedMode implements Mode {
 
     @Override
     public int connectionsNeeded() {
-        return connectionsNeeded(settings.threads(), settings.listen(), claimers);
+        return connectionsNeeded(settings.threads(), settings.listensOnPool(), claimers);
     }
 
     @Override
@@ -152,10 +152,10 @@ public final class LeasedMode implements Mode {
     // ------------------------------------------------------------------ claiming
 
     @Override
-    public boolean turn(int loop) {
+    public Turn turn(int loop) {
         int free = busy() ? 0 : reserve(settings.threads() + prefetchAllowance());
         if (free <= 0) {
-            return false;
+            return Turn.FULL;
         }
         List<Job> jobs;
         try {
@@ -180,9 +180,9 @@ public final class LeasedMode implements Mode {
         }
         if (jobs.size() < free) {
             runtime.observing().workerEvent(WorkerEvent.IDLE, settings.queue());
-            return false;
+            return jobs.isEmpty() ? Turn.EMPTY : Turn.FOUND;
         }
-        return true;
+        return Turn.MORE;
     }
 
     /**

@@ -29,13 +29,25 @@ interface Mode {
     /** Just before the loop threads start (and after {@link #check}). */
     default void starting() {}
 
+    /** What a loop thread's turn found, which says what the thread does next. */
+    enum Turn {
+        /** Claimed as much as it asked for, or the claim may have made more claimable: go on at once. */
+        MORE,
+        /** Claimed jobs, fewer than it asked for: wait, and poll again soon. */
+        FOUND,
+        /** Claimed none (or the claim failed): wait, and poll later each time. */
+        EMPTY,
+        /** Had no room to claim: wait for room (a wake-up from the mode). */
+        FULL
+    }
+
     /**
      * One turn of a loop thread: claim and run what it can.
      *
      * @param loop which loop thread, 0 to {@link #loops()} - 1
-     * @return true to go on at once, false to wait for a wake-up or the poll interval
+     * @return what the turn found
      */
-    boolean turn(int loop);
+    Turn turn(int loop);
 
     /** {@return the periodic tasks, run on the worker's maintenance thread} */
     default List<Periodic> periodic() {

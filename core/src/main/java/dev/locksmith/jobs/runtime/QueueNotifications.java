@@ -27,6 +27,7 @@ final class QueueNotifications {
     private final Runnable onListening;
     private final Duration retryPause;
     private final AtomicBoolean running = new AtomicBoolean();
+    private volatile boolean listening;
     private final Thread thread;
 
     QueueNotifications(
@@ -55,6 +56,11 @@ final class QueueNotifications {
         }
     }
 
+    /** {@return whether the connection is up and LISTENing now} */
+    boolean listening() {
+        return listening;
+    }
+
     private void loop() {
         while (running.get()) {
             try (Connection connection = dataSource.getConnection()) {
@@ -80,6 +86,7 @@ final class QueueNotifications {
             statement.execute("LISTEN locksmith_jobs");
         }
         try {
+            listening = true;
             onListening.run();
             while (running.get() && !Thread.currentThread().isInterrupted()) {
                 PGNotification[] received = pg.getNotifications(250);
@@ -94,6 +101,7 @@ final class QueueNotifications {
                 }
             }
         } finally {
+            listening = false;
             try (Statement statement = connection.createStatement()) {
                 statement.execute("UNLISTEN *");
             } catch (SQLException e) {

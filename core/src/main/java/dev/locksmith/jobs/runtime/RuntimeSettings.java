@@ -2,6 +2,8 @@ package dev.locksmith.jobs.runtime;
 
 import java.time.Duration;
 import java.util.Set;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.event.Level;
 
@@ -11,7 +13,9 @@ import org.slf4j.event.Level;
  * @param queue the queue worked
  * @param threads handler threads (and the most jobs in hand, beside those claimed ahead)
  * @param pollInterval the longest idle wait without a notification
+ * @param minPollInterval the shortest wait between polls while no LISTEN connection is up
  * @param listen whether a LISTEN connection wakes idle threads
+ * @param listenSource where the LISTEN connection comes from when not from the worker's pool
  * @param shards the shards claimed from; empty for all
  * @param shutdownGrace how long {@code close()} lets handlers finish, and waits again after
  *     interrupting them
@@ -24,10 +28,18 @@ public record RuntimeSettings(
         String queue,
         int threads,
         Duration pollInterval,
+        Duration minPollInterval,
         boolean listen,
+        @Nullable DataSource listenSource,
         Set<Integer> shards,
         Duration shutdownGrace,
         String workerId,
         Level handlerFailureLogLevel,
         Duration vacuumInterval,
-        Logger log) {}
+        Logger log) {
+
+    /** {@return whether the LISTEN connection is one of the worker's pool's} */
+    public boolean listensOnPool() {
+        return listen && listenSource == null;
+    }
+}

@@ -62,7 +62,7 @@ public final class TransactionalMode implements Mode {
 
     @Override
     public int connectionsNeeded() {
-        return settings.threads() + (settings.listen() ? 1 : 0);
+        return settings.threads() + (settings.listensOnPool() ? 1 : 0);
     }
 
     @Override
@@ -76,7 +76,7 @@ public final class TransactionalMode implements Mode {
     }
 
     @Override
-    public boolean turn(int loop) {
+    public Turn turn(int loop) {
         Batch batch = new Batch();
         boolean isolating = isolate[loop];
         boolean committed = false;
@@ -117,14 +117,17 @@ public final class TransactionalMode implements Mode {
             runtime.vacuum().runIfDue();
         }
         if (!committed) {
-            return false;
+            return Turn.EMPTY;
         }
         // A committed keyed job makes the next job of its key claimable, and no NOTIFY says so:
         // claim again at once rather than after the poll interval. On Citus a claim takes its jobs
         // from one shard: a partial batch says nothing of the other shards, so only an empty one
         // (every shard tried) waits.
         int claimed = batch.jobs.size();
-        return claimed >= claim.limit() || batch.keyed() || (claimed > 0 && engine.shards(engine.dsl()) > 0);
+        if (claimed >= claim.limit() || batch.keyed() || (claimed > 0 && engine.shards(engine.dsl()) > 0)) {
+            return Turn.MORE;
+        }
+        return claimed > 0 ? Turn.FOUND : Turn.EMPTY;
     }
 
     /** One transaction's worth of jobs. */

@@ -2,6 +2,7 @@ package dev.locksmith.jobs.runtime;
 
 import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.exception.PgErrors;
+import dev.locksmith.internal.AfterCommit;
 import dev.locksmith.internal.ErrorTexts;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.FailResult;
@@ -125,7 +126,7 @@ public final class TwoPhaseMode implements Mode {
 
     @Override
     public int connectionsNeeded() {
-        return settings.threads() + 1 + (settings.listen() ? 1 : 0);
+        return settings.threads() + 1 + (settings.listensOnPool() ? 1 : 0);
     }
 
     @Override
@@ -165,12 +166,12 @@ public final class TwoPhaseMode implements Mode {
     }
 
     @Override
-    public boolean turn(int loop) {
+    public Turn turn(int loop) {
         try {
             return runOne(transactions());
         } catch (RuntimeException | Error e) {
             log.warn("two-phase worker of queue {} could not claim; trying again", settings.queue(), e);
-            return false;
+            return Turn.EMPTY;
         }
     }
 
@@ -183,20 +184,23 @@ public final class TwoPhaseMode implements Mode {
         return resolver.resolve(transactions());
     }
 
-    /** One job, claim to commit; false when there was none to claim, or no slot to prepare it in. */
-    private boolean runOne(PreparedTransactions prepared) {
+    /** One job, claim to commit; {@code EMPTY} when there was none, {@code FULL} without a slot to prepare it in. */
+    private Turn runOne(PreparedTransactions prepared) {
         List<Job> claimed = connections.autoCommit(ctx -> engine.claims.twoPhase(ctx, claim, hold));
         if (claimed.isEmpty()) {
-            return false;
+            return Turn.EMPTY;
         }
         Job job = claimed.get(0);
         if (job.attempts() > job.maxAttempts()) {
             failExhausted(job);
-            return true;
+            return Turn.MORE;
         }
         Attempt attempt = new Attempt(
                 preparedJobs.apply(job, prepared.gid(job.id())),
                 runtime.observing().start(new Operation.HandleJobs(claimed)));
+        // Jobs the handler enqueues wake their workers once COMMIT PREPARED made them visible (a
+        // NOTIFY inside the transaction would keep it from being prepared).
+        AfterCommit.open();
         try {
             prepare(prepared, attempt);
             Throwable failure = attempt.failure;
@@ -232,14 +236,15 @@ public final class TwoPhaseMode implements Mode {
                         prepared.maxPreparedTransactions(),
                         failure);
                 attempt.handling.error(failure);
-                return false;
+                return Turn.FULL;
             } else {
                 failed(attempt, failure, null);
             }
         } finally {
+            AfterCommit.close(attempt.committed);
             attempt.mdc.close();
         }
-        return true;
+        return Turn.MORE;
     }
 
     /** A claimed job on its way through the steps. */
@@ -253,6 +258,9 @@ public final class TwoPhaseMode implements Mode {
 
         /** The claim's hold ran out and another claimer took the job first. */
         boolean taken;
+
+        /** {@code COMMIT PREPARED} succeeded. */
+        boolean committed;
 
         /** The server process that prepared it, for the test seam only (0 without one). */
         int preparedBy;
@@ -353,6 +361,7 @@ public final class TwoPhaseMode implements Mode {
         }
         release(connection);
         if (commit) {
+            attempt.committed = true;
             runtime.processed(1);
             attempt.handling.end(Outcome.OK);
             runtime.observing().jobEvent(JobEvent.COMPLETED, attempt.job.job());

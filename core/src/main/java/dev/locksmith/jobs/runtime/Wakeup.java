@@ -61,25 +61,30 @@ final class Wakeup {
 
     /**
      * Waits until a wake-up after generation {@code seen} (at once if one came already), the
-     * timeout, or until {@code running} is false; reports why it woke (a notification first).
+     * timeout, or until {@code running} is false.
+     *
+     * @return why it woke (a notification first); {@link WorkerEvent#WOKE_BY_POLL} for the timeout
      */
-    void await(long seen, Duration timeout, BooleanSupplier running) {
-        WorkerEvent woke;
+    WorkerEvent await(long seen, Duration timeout, BooleanSupplier running) {
         lock.lock();
         try {
             long nanos = timeout.toNanos();
             while (generation == seen && running.getAsBoolean() && nanos > 0) {
                 nanos = condition.awaitNanos(nanos);
             }
-            woke = notifiedGeneration > seen
+            return notifiedGeneration > seen
                     ? WorkerEvent.WOKE_BY_NOTIFICATION
                     : generation != seen ? WorkerEvent.WOKE_INTERNALLY : WorkerEvent.WOKE_BY_POLL;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return;
+            return WorkerEvent.WOKE_INTERNALLY;
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Tells the observer why an idle thread went back to work. */
+    void report(WorkerEvent woke) {
         observing.workerEvent(woke, queue);
     }
 }

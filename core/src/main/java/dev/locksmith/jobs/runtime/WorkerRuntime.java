@@ -31,6 +31,7 @@ public final class WorkerRuntime {
     private final DataSource dataSource;
     private final RuntimeSettings settings;
     private final Wakeup wakeup;
+    private final Polling polling;
     private final QueueVacuum vacuum;
     private final QueueNotifications notifications;
     private final AtomicBoolean running = new AtomicBoolean();
@@ -64,8 +65,8 @@ public final class WorkerRuntime {
         }
 
         @Override
-        public boolean turn(int loop) {
-            return false;
+        public Turn turn(int loop) {
+            return Turn.EMPTY;
         }
     };
 
@@ -82,8 +83,9 @@ public final class WorkerRuntime {
         this.settings = settings;
         this.wakeup = new Wakeup(engine.observing(), settings.queue());
         this.vacuum = new QueueVacuum(engine.maintenance, settings.queue(), settings.vacuumInterval(), settings.log());
+        this.polling = new Polling(settings.minPollInterval(), settings.pollInterval());
         this.notifications = new QueueNotifications(
-                dataSource,
+                settings.listenSource() != null ? settings.listenSource() : dataSource,
                 settings.queue(),
                 settings.pollInterval(),
                 () -> engine.observing().workerEvent(WorkerEvent.LISTENING, settings.queue()),
@@ -150,7 +152,7 @@ public final class WorkerRuntime {
     @SuppressWarnings("FutureReturnValueIgnored")
     public void start(Mode mode) {
         PoolSize.require(
-                dataSource, mode.connectionsNeeded(), mode.description(), settings.threads(), settings.listen());
+                dataSource, mode.connectionsNeeded(), mode.description(), settings.threads(), settings.listensOnPool());
         mode.check();
         if (!started.compareAndSet(false, true)) {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
@@ -185,9 +187,9 @@ public final class WorkerRuntime {
             while (running.get()) {
                 // read before looking for work: a wake-up after this point ends the wait below
                 long seen = wakeup.generation();
-                boolean more;
+                Mode.Turn turn;
                 try {
-                    more = mode.turn(index);
+                    turn = mode.turn(index);
                 } catch (RejectedExecutionException stopping) {
                     return;
                 } catch (RuntimeException e) {
@@ -196,14 +198,33 @@ public final class WorkerRuntime {
                                     "claiming from queue {} failed, retrying after the poll interval",
                                     settings.queue(),
                                     e);
-                    more = false;
+                    turn = Mode.Turn.EMPTY;
                 }
-                if (!more && running.get()) {
-                    wakeup.await(seen, settings.pollInterval(), running::get);
+                polling.after(turn);
+                if (turn != Mode.Turn.MORE && running.get()) {
+                    idle(seen);
                 }
             }
         } finally {
             liveLoops.decrementAndGet();
+        }
+    }
+
+    /**
+     * Waits after a turn that found nothing to do: for a wake-up or the poll interval while LISTEN
+     * is up, else until the adaptive poll is due ({@link Polling}) and this thread takes it.
+     */
+    private void idle(long seen) {
+        if (settings.listen() && notifications.listening()) {
+            wakeup.report(wakeup.await(seen, settings.pollInterval(), running::get));
+            return;
+        }
+        while (running.get()) {
+            WorkerEvent woke = wakeup.await(seen, polling.untilDue(), running::get);
+            if (woke != WorkerEvent.WOKE_BY_POLL || polling.take()) {
+                wakeup.report(woke);
+                return;
+            }
         }
     }
 

@@ -104,6 +104,7 @@ class JobWorkerTest extends DatabaseTest {
                         new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "notify", recordingHandler())
                 .threads(2)
                 .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10)) // no adaptive poll before LISTEN is up
                 .build()
                 .start()) {
             await(recorder.listening, "LISTEN established");

@@ -25,6 +25,7 @@ class LeasedWorkerContractTest extends WorkerContractTest {
                 .threads(2)
                 .lease(LEASE)
                 .pollInterval(pollInterval)
+                .minPollInterval(pollInterval) // a fixed poll: the contract's timings assume one
                 .shutdownGrace(grace)
                 .build();
     }

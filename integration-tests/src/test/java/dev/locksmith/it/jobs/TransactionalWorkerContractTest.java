@@ -23,6 +23,7 @@ class TransactionalWorkerContractTest extends WorkerContractTest {
                 .threads(2)
                 .batchSize(4)
                 .pollInterval(pollInterval)
+                .minPollInterval(pollInterval) // a fixed poll: the contract's timings assume one
                 .shutdownGrace(grace)
                 .build();
     }

@@ -42,6 +42,7 @@ class TwoPhaseWorkerContractTest extends WorkerContractTest {
         return TwoPhaseWorker.builder(queue, name, handler, job -> SideEffectStatus.UNKNOWN)
                 .threads(2)
                 .pollInterval(pollInterval)
+                .minPollInterval(pollInterval) // a fixed poll: the contract's timings assume one
                 .shutdownGrace(grace)
                 .build();
     }

@@ -9,7 +9,6 @@ import dev.locksmith.exception.LocksmithException;
 import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
-import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.PreparedJob;
@@ -23,7 +22,11 @@ import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import dev.locksmith.provisioning.Source;
 import java.io.IOException;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +39,8 @@ import java.util.stream.Collectors;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * The two-phase worker's own steps: claim and handler writes in a transaction, PREPARE, the side
@@ -249,7 +254,7 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
         TwoPhaseJobHandler notifying = new TwoPhaseJobHandler() {
             @Override
             public void handleInTransaction(Job job, DSLContext tx) {
-                // what JobQueue.enqueue with notifyOnEnqueue (the default) sends
+                // what JobQueue.enqueue with WakeUp.IN_TRANSACTION sends
                 tx.execute("SELECT pg_notify('locksmith_jobs', 'elsewhere')");
             }
 
@@ -274,15 +279,14 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
     }
 
     @Test
-    void jobsEnqueuedByTheHandlerWithoutNotifyCommitWithTheJob() throws Exception {
+    void jobsEnqueuedByTheHandlerCommitWithTheJobAndWakeTheirWorkersAfterCommitPrepared() throws Exception {
         long id = queue.enqueue(dsl, NewJob.of("chain", "charge"));
-        JobQueue quiet = new JobQueue(
-                dsl, JobQueueConfig.builder().notifyOnEnqueue(false).build());
         CountDownLatch committed = new CountDownLatch(1);
         TwoPhaseJobHandler chaining = new TwoPhaseJobHandler() {
             @Override
             public void handleInTransaction(Job job, DSLContext tx) {
-                quiet.enqueue(
+                // the default wake-up: a NOTIFY in here would keep the transaction from being prepared
+                queue.enqueue(
                         tx,
                         NewJob.builder("receipts", "send")
                                 .uniqueKey("receipt-" + job.id())
@@ -294,13 +298,30 @@ class TwoPhaseWorkerTest extends TwoPhaseTest {
                 recordEffect(job);
             }
         };
-        try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
-                        observed(counting(JobEvent.COMPLETED, committed)), "chain", chaining, ledgerCheck())
-                .threads(1)
-                .pollInterval(POLL)
-                .build()
-                .start()) {
-            await(committed, "the job committed");
+        try (Connection listener = pool.getConnection()) {
+            try (Statement s = listener.createStatement()) {
+                s.execute("LISTEN " + JobQueue.CHANNEL);
+            }
+            try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
+                            observed(counting(JobEvent.COMPLETED, committed)), "chain", chaining, ledgerCheck())
+                    .threads(1)
+                    .pollInterval(POLL)
+                    .build()
+                    .start()) {
+                await(committed, "the job committed");
+            }
+            List<String> woken = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+            while (!woken.contains("receipts") && System.nanoTime() < deadline) {
+                PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(100);
+                if (received != null) {
+                    Arrays.stream(received).map(PGNotification::getParameter).forEach(woken::add);
+                }
+            }
+            assertThat(woken).as("the follow-up job's queue was woken").contains("receipts");
+            try (Statement s = listener.createStatement()) {
+                s.execute("UNLISTEN *");
+            }
         }
         assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("receipts").and(JOBS.UNIQUE_KEY.eq("receipt-" + id))))
                 .isEqualTo(1);

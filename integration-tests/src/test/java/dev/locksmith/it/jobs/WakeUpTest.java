@@ -1,0 +1,295 @@
+package dev.locksmith.it.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.Locksmith;
+import dev.locksmith.PoolingMode;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.it.support.TestPostgres;
+import dev.locksmith.it.support.WorkerEvents;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.TransactionalWorker;
+import dev.locksmith.jobs.WakeUp;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * How an enqueue wakes workers. By default ({@link WakeUp#AFTER_COMMIT}) the producer's
+ * transaction sends no {@code NOTIFY} (whose commit would take PostgreSQL's database-wide notify
+ * lock): the signal comes after the commit, from another session, and not at all after a
+ * rollback. A transaction locksmith cannot see still wakes workers, from inside. Without LISTEN a
+ * worker polls adaptively; {@code listenVia} listens on a direct connection beside a
+ * transaction-pooled one.
+ *
+ * <p>Which session sent a notification is its backend pid: the producer's transactions run on a
+ * second pool, so the queue's own signals can never come from the producer's session.
+ */
+class WakeUpTest extends DatabaseTest {
+
+    private static final Duration WAIT = Duration.ofMinutes(2);
+
+    private HikariDataSource producerPool;
+    private Locksmith producers;
+    private JobQueue queue;
+
+    @BeforeAll
+    void producerPool() {
+        producerPool = TestPostgres.pool(database, 4);
+        producers = Locksmith.builder(producerPool).build();
+    }
+
+    @AfterAll
+    void closeProducerPool() {
+        if (producerPool != null) {
+            producerPool.close();
+        }
+    }
+
+    @BeforeEach
+    void emptyQueue() {
+        dsl.deleteFrom(JOBS).execute();
+        queue = new JobQueue(Locksmith.builder(pool).build());
+    }
+
+    /** A session LISTENing on the queue's channel, collecting (queue, sender pid). */
+    private final class Listener implements AutoCloseable {
+        final Connection connection;
+        final List<PGNotification> received = new ArrayList<>();
+
+        Listener() throws Exception {
+            connection = pool.getConnection();
+            try (Statement s = connection.createStatement()) {
+                s.execute("LISTEN " + JobQueue.CHANNEL);
+            }
+        }
+
+        /** Waits for a notification naming {@code queue}; returns it. */
+        PGNotification next(String queue) throws Exception {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (System.nanoTime() < deadline) {
+                for (PGNotification n : received) {
+                    if (n.getParameter().equals(queue)) {
+                        return n;
+                    }
+                }
+                PGNotification[] more = connection.unwrap(PGConnection.class).getNotifications(100);
+                if (more != null) {
+                    received.addAll(List.of(more));
+                }
+            }
+            throw new AssertionError("no notification for " + queue + " within " + WAIT);
+        }
+
+        List<String> queues() {
+            return received.stream().map(PGNotification::getParameter).toList();
+        }
+
+        @Override
+        public void close() throws Exception {
+            try (Statement s = connection.createStatement()) {
+                s.execute("UNLISTEN *");
+            }
+            connection.close();
+        }
+    }
+
+    private static int pid(DSLContext tx) {
+        return tx.fetchSingle("SELECT pg_backend_pid()").get(0, Integer.class);
+    }
+
+    @Test
+    void anEnqueueInAJooqTransactionIsSignalledAfterCommitFromAnotherSession() throws Exception {
+        try (Listener listener = new Listener()) {
+            int[] producer = new int[1];
+            producers.dsl().transaction(c -> {
+                producer[0] = pid(c.dsl());
+                queue.enqueue(c.dsl(), NewJob.of("after-commit", "k"));
+            });
+            PGNotification n = listener.next("after-commit");
+            assertThat(n.getPID())
+                    .as("the NOTIFY came from a session other than the producer's")
+                    .isNotEqualTo(producer[0]);
+        }
+    }
+
+    @Test
+    void inTransactionSendsTheNotifyFromTheProducersOwnSession() throws Exception {
+        JobQueue inside = new JobQueue(
+                Locksmith.builder(pool).build(),
+                JobQueueConfig.builder().wakeUp(WakeUp.IN_TRANSACTION).build());
+        try (Listener listener = new Listener()) {
+            int[] producer = new int[1];
+            producers.dsl().transaction(c -> {
+                producer[0] = pid(c.dsl());
+                inside.enqueue(c.dsl(), NewJob.of("in-transaction", "k"));
+            });
+            assertThat(listener.next("in-transaction").getPID()).isEqualTo(producer[0]);
+        }
+    }
+
+    @Test
+    void aTransactionLocksmithCannotSeeNotifiesFromInsideSoNoWakeUpIsLost() throws Exception {
+        try (Listener listener = new Listener();
+                Connection plain = producerPool.getConnection()) {
+            plain.setAutoCommit(false);
+            DSLContext tx = DSL.using(plain, SQLDialect.POSTGRES);
+            int producer = pid(tx);
+            queue.enqueue(tx, NewJob.of("unseen", "k"));
+            plain.commit();
+            assertThat(listener.next("unseen").getPID()).isEqualTo(producer);
+        }
+    }
+
+    @Test
+    void aRolledBackEnqueueSignalsNothingAndAnAutoCommittedOneIsSignalledAfterItReturns() throws Exception {
+        try (Listener listener = new Listener()) {
+            assertThatThrownBy(() -> producers.dsl().transaction(c -> {
+                        queue.enqueue(c.dsl(), NewJob.of("rolled-back", "k"));
+                        throw new IllegalStateException("roll back");
+                    }))
+                    .hasMessageContaining("roll back");
+            JobQueue silent = new JobQueue(
+                    Locksmith.builder(pool).build(),
+                    JobQueueConfig.builder().wakeUp(WakeUp.NONE).build());
+            silent.enqueue(producers.dsl(), NewJob.of("silent", "k"));
+            queue.enqueue(producers.dsl(), NewJob.of("auto-committed", "k"));
+            listener.next("auto-committed");
+            // Signals go out in order: one for the rollback, or for NONE, would have come first.
+            assertThat(listener.queues()).doesNotContain("rolled-back", "silent");
+        }
+        assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("rolled-back"))).isZero();
+    }
+
+    @Test
+    void withoutListenAWorkerPollsSoonAfterAClaimFoundJobsThoughItsPollIntervalIsLong() throws Exception {
+        Counting events = new Counting(3);
+        queue.enqueue(dsl, NewJob.of("adaptive", "k"));
+        // One transactional thread: nothing but a poll (no LISTEN, no handler ending) wakes it.
+        try (TransactionalWorker worker = TransactionalWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(events).build()), "adaptive", (jobs, tx) -> {})
+                .threads(1)
+                .listen(false)
+                .pollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            // each next job is enqueued only once the one before it completed
+            for (int i = 1; i <= 2; i++) {
+                assertThat(events.awaitCompleted(i, WAIT))
+                        .as("job " + i + " completed")
+                        .isTrue();
+                queue.enqueue(dsl, NewJob.of("adaptive", "k"));
+            }
+            // With a fixed 10-minute poll, the second and third jobs would wait ten minutes each.
+            assertThat(events.completed.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("three jobs completed")
+                    .isTrue();
+        }
+        assertThat(events.woke).contains(WorkerEvents.Wake.POLL).doesNotContain(WorkerEvents.Wake.NOTIFICATION);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    @Test
+    void behindATransactionPoolerAWorkerListensOnADirectConnection() throws Exception {
+        Locksmith pooled = Locksmith.builder(pool)
+                .poolingMode(PoolingMode.TRANSACTION)
+                .observer(new Counting(0))
+                .build();
+        assertThatThrownBy(() -> JobWorker.builder(new JobQueue(pooled), "direct", (job, tx) -> {})
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("listenVia");
+
+        Counting events = new Counting(1);
+        Locksmith observed = Locksmith.builder(pool)
+                .poolingMode(PoolingMode.TRANSACTION)
+                .observer(events)
+                .build();
+        try (JobWorker worker = JobWorker.builder(new JobQueue(observed), "direct", (job, tx) -> {})
+                .listenVia(producerPool)
+                .pollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            assertThat(events.listening.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("LISTEN up")
+                    .isTrue();
+            assertThat(events.idle.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("worker idle")
+                    .isTrue();
+            queue.enqueue(dsl, NewJob.of("direct", "k"));
+            // with a 10-minute poll interval, only the notification can bring the job
+            assertThat(events.completed.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("job completed")
+                    .isTrue();
+        }
+        assertThat(events.woke).contains(WorkerEvents.Wake.NOTIFICATION);
+    }
+
+    /** Counts a worker's completions and wake-ups. */
+    private static final class Counting extends WorkerEvents {
+        final CountDownLatch completed;
+        final CountDownLatch listening = new CountDownLatch(1);
+        final CountDownLatch idle = new CountDownLatch(1);
+        final List<Wake> woke = new CopyOnWriteArrayList<>();
+        private int done;
+
+        Counting(int expected) {
+            completed = new CountDownLatch(expected);
+        }
+
+        @Override
+        public void listening() {
+            listening.countDown();
+        }
+
+        @Override
+        public void idle() {
+            idle.countDown();
+        }
+
+        @Override
+        public void woke(Wake reason) {
+            woke.add(reason);
+        }
+
+        @Override
+        public synchronized void completed(Job job) {
+            done++;
+            completed.countDown();
+            notifyAll();
+        }
+
+        synchronized boolean awaitCompleted(int count, Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (done < count) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+    }
+}
