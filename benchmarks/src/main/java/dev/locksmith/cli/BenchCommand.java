@@ -31,10 +31,11 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
+        subcommands = LatencyCommand.class,
         description =
                 "Run the benchmark workloads (queue-tx, queue-lease, queue-keyed, drain, pool, transfer; sustained on request) "
                         + "against raw JDBC, the library in both execution modes (through jOOQ, the default, and RAW_JDBC) "
-                        + "where the mode applies.")
+                        + "where the mode applies; `bench latency` measures pick-up latency.")
 final class BenchCommand implements Callable<Integer> {
 
     @Mixin

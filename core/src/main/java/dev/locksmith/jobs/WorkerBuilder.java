@@ -93,13 +93,13 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     }
 
     /**
-     * How soon a worker without a LISTEN connection (LISTEN off, or its connection down) claims
-     * again after a claim that found jobs; default 20 ms. Each claim that finds none doubles the
-     * wait, up to {@link #pollInterval}, and one idle thread of the worker polls for all of them:
-     * while jobs keep arriving a worker costs at most one empty claim per this interval, and
-     * picks a job up within about this interval; after about twice the poll interval without
-     * jobs it is back to one claim per poll interval. Ignored while LISTEN is up. A value at or
-     * above the poll interval turns the adaptive poll off.
+     * How often a worker without a LISTEN connection (LISTEN off, or its connection down) polls
+     * while jobs arrive; default 20 ms. While a claim found jobs within the last second, one idle
+     * thread of the worker claims every this often for all of them (at most one empty claim per
+     * this interval, a worker's cost of picking jobs up within about it); after that each poll
+     * that finds none doubles the wait, up to {@link #pollInterval}, where an idle worker settles
+     * within a few seconds. Ignored while LISTEN is up. A value at or above the poll interval turns
+     * the adaptive poll off.
      *
      * @param minPollInterval positive
      * @return this builder

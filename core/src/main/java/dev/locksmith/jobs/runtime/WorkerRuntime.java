@@ -184,6 +184,7 @@ public final class WorkerRuntime {
     private void loop(int index) {
         liveLoops.incrementAndGet();
         try {
+            boolean polled = false;
             while (running.get()) {
                 // read before looking for work: a wake-up after this point ends the wait below
                 long seen = wakeup.generation();
@@ -200,10 +201,8 @@ public final class WorkerRuntime {
                                     e);
                     turn = Mode.Turn.EMPTY;
                 }
-                polling.after(turn);
-                if (turn != Mode.Turn.MORE && running.get()) {
-                    idle(seen);
-                }
+                polling.after(turn, polled);
+                polled = turn != Mode.Turn.MORE && running.get() && idle(seen);
             }
         } finally {
             liveLoops.decrementAndGet();
@@ -213,19 +212,26 @@ public final class WorkerRuntime {
     /**
      * Waits after a turn that found nothing to do: for a wake-up or the poll interval while LISTEN
      * is up, else until the adaptive poll is due ({@link Polling}) and this thread takes it.
+     *
+     * @return whether the wait ended because this thread took the due adaptive poll
      */
-    private void idle(long seen) {
+    private boolean idle(long seen) {
         if (settings.listen() && notifications.listening()) {
             wakeup.report(wakeup.await(seen, settings.pollInterval(), running::get));
-            return;
+            return false;
         }
         while (running.get()) {
             WorkerEvent woke = wakeup.await(seen, polling.untilDue(), running::get);
-            if (woke != WorkerEvent.WOKE_BY_POLL || polling.take()) {
+            if (woke != WorkerEvent.WOKE_BY_POLL) {
                 wakeup.report(woke);
-                return;
+                return false;
+            }
+            if (polling.take()) {
+                wakeup.report(woke);
+                return true;
             }
         }
+        return false;
     }
 
     /**

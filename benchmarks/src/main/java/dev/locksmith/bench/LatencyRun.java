@@ -1,0 +1,128 @@
+package dev.locksmith.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One run of one cell of {@code bench latency}: {@code producers} threads each commit one job per
+ * transaction on a fixed schedule, together {@code rate} jobs a second, for {@code duration}; the
+ * worker's handler notes when it starts each job. A job's latency is its handler's start less the
+ * moment its producer's commit returned, on this JVM's clock ({@link System#nanoTime()}); a
+ * handler may start before its producer has seen the commit return, which counts as zero.
+ */
+final class LatencyRun {
+
+    /** Commits one job and returns its id; called by the producer threads. */
+    @FunctionalInterface
+    interface Producer {
+        long commitOne(int producer, long sequence);
+    }
+
+    /** What one run measured. */
+    record Measured(long[] sortedNanos, int missing, double achievedRate, int failures) {
+
+        double percentileMillis(double p) {
+            return sortedNanos.length == 0 ? Double.NaN : Stats.percentile(sortedNanos, p) / 1e6;
+        }
+
+        double maxMillis() {
+            return sortedNanos.length == 0 ? Double.NaN : sortedNanos[sortedNanos.length - 1] / 1e6;
+        }
+    }
+
+    /** How long the run waits, after the producers stop, for handlers of jobs not yet started. */
+    static final Duration DRAIN = Duration.ofSeconds(30);
+
+    private final Map<Long, Long> committed = new ConcurrentHashMap<>();
+    private final Map<Long, Long> started = new ConcurrentHashMap<>();
+
+    /** Call from the handler, first thing, for each job it starts. */
+    void started(long jobId) {
+        started(jobId, System.nanoTime());
+    }
+
+    /** Job {@code jobId}'s handler started at {@code nanos} ({@link System#nanoTime()}'s clock). */
+    void started(long jobId, long nanos) {
+        started.putIfAbsent(jobId, nanos);
+    }
+
+    /**
+     * Runs the producers and collects the latencies.
+     *
+     * @param producer commits one job (the id of which the handler will report)
+     * @param producers producer threads
+     * @param rate jobs per second, all producers together
+     * @param duration how long the producers run
+     */
+    Measured run(Producer producer, int producers, int rate, Duration duration) throws InterruptedException {
+        long period = TimeUnit.SECONDS.toNanos(1) * producers / rate;
+        long begin = System.nanoTime();
+        long end = begin + duration.toNanos();
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        int[] failures = new int[producers];
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int index = p;
+            // spread the producers' schedules over one period
+            long first = begin + period * p / producers;
+            Thread t = new Thread(
+                    () -> {
+                        for (long i = 0; ; i++) {
+                            long due = first + i * period;
+                            if (due >= end) {
+                                return;
+                            }
+                            long wait = due - System.nanoTime();
+                            if (wait > 0) {
+                                LockSupport.parkNanos(wait);
+                            }
+                            try {
+                                long id = producer.commitOne(index, i);
+                                committed.put(id, System.nanoTime());
+                            } catch (RuntimeException e) {
+                                failures[index]++;
+                                failure.compareAndSet(null, e);
+                            }
+                        }
+                    },
+                    "latency-producer-" + p);
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        double seconds = (System.nanoTime() - begin) / 1e9;
+        long drainUntil = System.nanoTime() + DRAIN.toNanos();
+        while (!started.keySet().containsAll(committed.keySet()) && System.nanoTime() < drainUntil) {
+            Thread.sleep(20);
+        }
+        int failed = 0;
+        for (int f : failures) {
+            failed += f;
+        }
+        if (failed > 0 && committed.isEmpty()) {
+            throw failure.get();
+        }
+        long[] latencies = new long[committed.size()];
+        int n = 0;
+        int missing = 0;
+        for (Map.Entry<Long, Long> e : committed.entrySet()) {
+            Long start = started.get(e.getKey());
+            if (start == null) {
+                missing++;
+            } else {
+                latencies[n++] = Math.max(0, start - e.getValue());
+            }
+        }
+        long[] sorted = java.util.Arrays.copyOf(latencies, n);
+        java.util.Arrays.sort(sorted);
+        return new Measured(sorted, missing, committed.size() / seconds, failed);
+    }
+}
