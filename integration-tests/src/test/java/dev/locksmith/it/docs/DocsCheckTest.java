@@ -79,6 +79,7 @@ class DocsCheckTest {
                 ```
 
                 ```java
+                @SuppressWarnings("unused")
                 class Emails implements JobHandler {
                     @Override
                     public void handle(Job job, DSLContext tx) {
@@ -91,7 +92,7 @@ class DocsCheckTest {
         List<String> problems = DocsCheck.snippetProblems(pages);
 
         assertThat(problems).hasSize(1);
-        assertThat(problems.get(0)).startsWith("docs/ok.md:24: ").contains("noSuchMethod");
+        assertThat(problems.get(0)).startsWith("docs/ok.md:25: ").contains("noSuchMethod");
     }
 
     @Test

@@ -89,6 +89,7 @@ final class SnippetCompiler {
     private static final Pattern TYPE_DECLARATION = Pattern.compile(
             "^(?:@[\\w.]+(?:\\(.*\\))?\\s+)*(?:(?:public|protected|private|abstract|final|static|sealed|non-sealed|strictfp)\\s+)*"
                     + "(?:class|record|interface|enum|@interface)\\s+(\\w+).*");
+    private static final Pattern ANNOTATION = Pattern.compile("^@[\\w.]+(?:\\(.*\\))?$");
     private static final Pattern PUBLIC_TYPE = Pattern.compile(
             "^(?:@[\\w.]+(?:\\(.*\\))?\\s+)*public\\s+(?:(?:abstract|final|sealed|non-sealed|strictfp)\\s+)*"
                     + "(?:class|record|interface|enum|@interface)\\s+(\\w+).*");
@@ -168,7 +169,7 @@ final class SnippetCompiler {
                 typeSeen = true;
                 continue;
             }
-            if (t.startsWith("@") && !t.contains(" ")) {
+            if (ANNOTATION.matcher(t).matches()) {
                 continue; // an annotation on a line of its own, before what it annotates
             }
             return false;
