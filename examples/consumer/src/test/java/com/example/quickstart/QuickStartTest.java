@@ -6,14 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.locksmith.provisioning.PostgresServer;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.provisioning.ScratchDatabases;
-import java.math.BigDecimal;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class QuickStartTest {
 
     @Test
-    void runsTheQuickStartAgainstRealPostgres() {
+    void runsTheQuickStartAgainstRealPostgres() throws Exception {
         // LOCKSMITH_JDBC_URL, else Testcontainers, else embedded PostgreSQL; dropped on close.
         try (PostgresServer server = PostgresServer.start();
                 ScratchDatabases databases = server.scratch("consumer")) {
@@ -21,11 +20,10 @@ class QuickStartTest {
 
             QuickStart.Outcome outcome = QuickStart.run(database.dataSource());
 
-            assertEquals(List.of(outcome.jobId()), outcome.claimed());
-            assertTrue(outcome.completed());
-            assertTrue(outcome.transferred());
-            assertEquals(new BigDecimal("75.00"), outcome.fromBalance());
-            assertEquals(new BigDecimal("25.00"), outcome.toBalance());
+            assertEquals(List.of("{\"order\": 42}"), outcome.handled(), "the committed order's job ran once");
+            assertTrue(outcome.jobGone(), "a completed job's row is deleted");
+            assertEquals(1, outcome.orders(), "the rolled-back order is gone");
+            assertEquals(0, outcome.jobsOfTheRolledBackOrder(), "and so is its job");
         }
     }
 }
