@@ -29,7 +29,7 @@ public enum ExecutionMode {
      * DEBUG, as jOOQ itself decides; default query timeout, max rows, fetch size and poolable; no
      * diagnostics connection), the same statement is sent with the same bind values on a
      * connection of the same connection provider without it. Add a listener and every statement
-     * goes through jOOQ (README, "Execution modes", has the cost of both).
+     * goes through jOOQ (docs/operations.md, "Execution modes", has the cost of both).
      */
     JOOQ,
 

@@ -236,7 +236,7 @@ public final class Transactions {
             LOG.warn("SERIALIZABLE transactions on a Citus coordinator are serializable only per node: Citus runs "
                     + "each worker's part of a distributed transaction at that worker's own isolation, so "
                     + "transactions over distributed tables on several workers can both commit from stale reads "
-                    + "(README, \"Scaling out on Citus\"); said once per Transactions object");
+                    + "(docs/citus.md); said once per Transactions object");
         }
     }
 

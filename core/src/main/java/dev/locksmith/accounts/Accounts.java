@@ -46,7 +46,7 @@ import org.jooq.InsertValuesStep1;
  * {@code DSLContext} given here, and run on the connection of the {@code DSLContext} passed to
  * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
  * straight through JDBC when the {@code DSLContext} given here says
- * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
+ * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (docs/operations.md, "Execution modes").
  *
  * <p><b>Citus.</b> Where Citus distributes the accounts table by id (the schema's Citus layout),
  * every statement names one account, so it runs on one worker: two accounts are locked or read

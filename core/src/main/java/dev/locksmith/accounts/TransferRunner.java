@@ -96,7 +96,7 @@ final class TransferRunner {
         if (strategy == TransferStrategy.SERIALIZABLE && distribution.distributed(ctx)) {
             throw new UnsupportedOperationException("TransferStrategy.SERIALIZABLE is not supported where Citus "
                     + "distributes the accounts table: Citus does not make a transaction that spans workers "
-                    + "serializable. Use ATOMIC_GUARD, PESSIMISTIC or OPTIMISTIC (README, \"Scaling out on Citus\")");
+                    + "serializable. Use ATOMIC_GUARD, PESSIMISTIC or OPTIMISTIC (docs/citus.md)");
         }
     }
 

@@ -6,8 +6,9 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a handler asks the worker to do with its job instead of completing it: thrown from a
- * {@link JobHandler} or {@link BatchJobHandler}, by either worker.
+ * What a handler asks the worker to do with its job instead of completing it: thrown from the
+ * handler of any of the three workers ({@link JobHandler}, {@link BatchJobHandler}, or
+ * {@link TwoPhaseJobHandler#handleInTransaction}).
  *
  * <pre>{@code
  * JobHandler handler = (job, tx) -> {

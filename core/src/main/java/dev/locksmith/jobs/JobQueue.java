@@ -74,7 +74,7 @@ import org.jspecify.annotations.Nullable;
  * {@code DSLContext} given here, and run on the connection of the {@code DSLContext} passed to
  * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
  * straight through JDBC when the {@code DSLContext} given here says
- * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
+ * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (docs/operations.md, "Execution modes").
  *
  * <p><b>Citus.</b> When Citus distributes the jobs table by {@code shard} (the schema's Citus
  * layout), a queue finds out at its first claim or enqueue (one catalog read, kept for the
@@ -83,7 +83,7 @@ import org.jspecify.annotations.Nullable;
  * claims shard by shard, each claim a single-shard statement (Citus refuses {@code FOR UPDATE}
  * across shards), starting at a random shard; and judges a keyed job's predecessors on its own
  * shard. {@link #claimInTransaction(DSLContext, Claim)} takes its jobs from one shard, so that
- * the caller's transaction commits on one node (README, "Scaling out on Citus").
+ * the caller's transaction commits on one node (docs/citus.md).
  */
 public final class JobQueue {
 

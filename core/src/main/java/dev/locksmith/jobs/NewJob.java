@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * @param delay how long after the enqueueing statement (database clock, {@code statement_timestamp()},
  *     not the start of the caller's transaction) it becomes claimable; zero to {@link #MAX_DELAY},
  *     default zero
- * @param maxAttempts leased-mode attempts before it fails permanently; default 25
+ * @param maxAttempts attempts (claims, in every worker mode) before it fails permanently; default 25
  * @param shard shard number, zero or more; default 0
  * @param uniqueKey while a job with this key is pending or running in the same queue, enqueueing
  *     another is a no-op that returns the existing job's id

@@ -50,7 +50,7 @@ import org.jooq.impl.DSL;
  * {@code DSLContext} given here, and run on the connection of the {@code DSLContext} passed to
  * each call, through its jOOQ configuration (so its {@code ExecuteListener}s see them), or
  * straight through JDBC when the {@code DSLContext} given here says
- * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (README, "Execution modes").
+ * {@link dev.locksmith.ExecutionMode#RAW_JDBC} (docs/operations.md, "Execution modes").
  *
  * <p><b>Citus.</b> Where Citus distributes the table by {@code bucket} (the schema's Citus
  * layout), {@link #register} puts each key in the bucket its md5 falls in, every statement on

@@ -1,5 +1,6 @@
 package dev.locksmith.schedules;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.internal.Durations;
 import java.time.Duration;
 import java.util.Objects;
@@ -48,6 +49,16 @@ public final class SchedulerWorker implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /**
+     * A builder for a scheduler whose ticks run in {@code locksmith}'s environment.
+     *
+     * @param locksmith the environment; each tick takes one of its connections for its duration
+     * @return a builder with the defaults: a tick every 5 s, {@link SchedulesConfig#defaults()}
+     */
+    public static Builder builder(Locksmith locksmith) {
+        return builder(Objects.requireNonNull(locksmith, "locksmith").dsl());
     }
 
     /**

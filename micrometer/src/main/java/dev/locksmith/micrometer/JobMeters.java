@@ -1,6 +1,7 @@
 package dev.locksmith.micrometer;
 
 import dev.locksmith.observe.JobEvent;
+import dev.locksmith.observe.WorkerEvent;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -20,12 +21,16 @@ final class JobMeters {
     private static final int RESCUED_TO_PENDING = 0;
     private static final int RESCUED_TO_FAILED = 1;
 
+    /** The {@code reason} tags of {@code locksmith.worker.wakeups}, by slot. */
+    private static final java.util.List<String> WAKE_REASONS = java.util.List.of("notification", "poll", "internal");
+
     private final MeterRegistry registry;
     private final String queue;
     final ByOutcome<Timer> claim;
     final ByOutcome<Timer> complete;
     final ByOutcome<Timer> fail;
     private final AtomicReferenceArray<Counter> rescued = new AtomicReferenceArray<>(2);
+    private final AtomicReferenceArray<Counter> wakeups = new AtomicReferenceArray<>(WAKE_REASONS.size());
     private final ConcurrentHashMap<String, Kind> kinds = new ConcurrentHashMap<>();
 
     JobMeters(MeterRegistry registry, String queue) {
@@ -64,6 +69,33 @@ final class JobMeters {
             rescued.set(slot, counter);
         }
         return counter;
+    }
+
+    /**
+     * Counts a worker thread's wake-up ({@code locksmith.worker.wakeups}, tagged {@code reason}:
+     * {@code notification}, {@code poll} or {@code internal}); other worker events are not counted.
+     */
+    void workerEvent(WorkerEvent event) {
+        int slot;
+        switch (event) {
+            case WOKE_BY_NOTIFICATION -> slot = 0;
+            case WOKE_BY_POLL -> slot = 1;
+            case WOKE_INTERNALLY -> slot = 2;
+            default -> {
+                return;
+            }
+        }
+        Counter counter = wakeups.get(slot);
+        if (counter == null) {
+            counter = Counter.builder("locksmith.worker.wakeups")
+                    .description("Idle worker threads woken, by why: a NOTIFY for the queue, the poll, or the worker "
+                            + "itself; no notification wake-ups while jobs arrive means LISTEN does not work")
+                    .tag("queue", queue)
+                    .tag("reason", WAKE_REASONS.get(slot))
+                    .register(registry);
+            wakeups.set(slot, counter);
+        }
+        counter.increment();
     }
 
     private ByOutcome<Timer> timers(String name, String description) {

@@ -9,6 +9,7 @@ import dev.locksmith.observe.LocksmithObserver;
 import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
+import dev.locksmith.observe.WorkerEvent;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Objects;
@@ -16,8 +17,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Counts and times what locksmith's repositories and workers do, as a {@link LocksmithObserver}
- * bound to a Micrometer {@link MeterRegistry}. Attach it to the {@code DSLContext} the
- * repositories and workers are built from:
+ * bound to a Micrometer {@link MeterRegistry}. Give it to the {@code Locksmith} environment the
+ * repositories and workers are built in:
  *
  * <pre>{@code
  * LocksmithMetrics metrics = new LocksmithMetrics();
@@ -32,8 +33,10 @@ import org.jspecify.annotations.Nullable;
  * depth gauges, not as inserted minus completed), {@code .claimed}, {@code .completed} (a worker's
  * jobs once their completion committed),
  * {@code .retried} (an attempt failed, the job runs again), {@code .failed} (for good),
- * {@code .lease.lost} (once per lease) and {@code .released}, each tagged {@code queue} and
- * {@code kind}; {@code locksmith.jobs.rescued} ({@code queue}, {@code outcome} {@code pending} or
+ * {@code .lease.lost} (once per lease), {@code .released}, {@code .snoozed} and
+ * {@code .cancelled}, each tagged {@code queue} and {@code kind};
+ * {@code locksmith.worker.wakeups} ({@code queue}, {@code reason}: {@code notification},
+ * {@code poll} or {@code internal}); {@code locksmith.jobs.rescued} ({@code queue}, {@code outcome} {@code pending} or
  * {@code failed}); {@code locksmith.retries} ({@code reason}: {@code deadlock},
  * {@code serialization_failure}, {@code lock_not_available}, {@code optimistic_conflict},
  * {@code other}); {@code locksmith.locks.deadlocks}, {@code locksmith.locks.timeouts} and
@@ -122,6 +125,20 @@ public final class LocksmithMetrics implements LocksmithObserver, MeterBinder {
         Meters bound = meters;
         if (bound != null) {
             bound.queue(job.queue()).kind(job.kind()).event(event);
+        }
+    }
+
+    /**
+     * Counts an idle worker thread's wake-up: {@code locksmith.worker.wakeups} with the reason.
+     *
+     * @param event what the worker did
+     * @param queue the worker's queue
+     */
+    @Override
+    public void workerEvent(WorkerEvent event, String queue) {
+        Meters bound = meters;
+        if (bound != null) {
+            bound.queue(queue).workerEvent(event);
         }
     }
 

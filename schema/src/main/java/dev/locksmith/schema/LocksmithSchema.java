@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * made of {@linkplain SchemaModule modules} that can be applied alone. The changelogs are
  * classpath resources ({@link #CHANGELOG} includes every module); deployment pipelines apply the
  * same files with the stock Liquibase CLI or Maven plugin, passing the schema as the
- * {@value #SCHEMA_PARAMETER} changelog parameter (see the README). Liquibase's own tables
+ * {@value #SCHEMA_PARAMETER} changelog parameter (docs/schema.md). Liquibase's own tables
  * ({@code databasechangelog}, {@code databasechangeloglock}) stay where Liquibase keeps them by
  * default, the connection's default schema, and may be shared with your application's own
  * changelogs: every locksmith change set is recorded under a file name starting

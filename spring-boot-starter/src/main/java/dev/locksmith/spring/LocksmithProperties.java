@@ -172,10 +172,12 @@ public record LocksmithProperties(
      * @param batchSize transactional mode: jobs claimed and handled per transaction, 1 to 10000
      * @param lease leased mode: the lease of each claimed job, extended while its handler runs
      * @param pollInterval the longest wait for new jobs without a notification
+     * @param minPollInterval how often the worker polls while jobs arrive when it does not listen
+     *     (WorkerBuilder#minPollInterval): backs off to poll-interval once jobs stop
      * @param listen whether the worker listens for NOTIFY (one more connection held);
      *     false behind PgBouncer in transaction pooling mode
-     * @param shutdownGrace leased mode: how long shutdown lets running handlers finish before
-     *     interrupting them (and as long again after); keep twice it within
+     * @param shutdownGrace how long shutdown lets running handlers finish before interrupting
+     *     them (and as long again after); keep twice it within
      *     spring.lifecycle.timeout-per-shutdown-phase
      * @param prefetch leased mode: the most jobs claimed ahead of free threads, 0 to 1000
      *     (claimed ahead only for short jobs, see JobWorker.Builder#prefetch); unset: eight per
@@ -194,6 +196,7 @@ public record LocksmithProperties(
             @DefaultValue("10") int batchSize,
             @DefaultValue("30s") Duration lease,
             @DefaultValue("1s") Duration pollInterval,
+            @DefaultValue("20ms") Duration minPollInterval,
             @DefaultValue("true") boolean listen,
             @DefaultValue("10s") Duration shutdownGrace,
             @Nullable Integer prefetch,
@@ -207,6 +210,7 @@ public record LocksmithProperties(
                 10,
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(1),
+                Duration.ofMillis(20),
                 true,
                 Duration.ofSeconds(10),
                 null,
@@ -222,6 +226,7 @@ public record LocksmithProperties(
          * @param batchSize batch-size
          * @param lease lease
          * @param pollInterval poll-interval
+         * @param minPollInterval min-poll-interval
          * @param listen listen
          * @param shutdownGrace shutdown-grace
          * @param prefetch prefetch
@@ -232,6 +237,7 @@ public record LocksmithProperties(
         public Queue {
             Objects.requireNonNull(lease, "lease");
             Objects.requireNonNull(pollInterval, "pollInterval");
+            Objects.requireNonNull(minPollInterval, "minPollInterval");
             Objects.requireNonNull(shutdownGrace, "shutdownGrace");
             Objects.requireNonNull(completionLinger, "completionLinger");
             Objects.requireNonNull(vacuumInterval, "vacuumInterval");
@@ -242,6 +248,7 @@ public record LocksmithProperties(
             requireRange(prefix + ".batch-size", batchSize, 1, Claim.MAX_LIMIT);
             requirePositive(prefix + ".lease", lease);
             requirePositive(prefix + ".poll-interval", pollInterval);
+            requirePositive(prefix + ".min-poll-interval", minPollInterval);
             requirePositive(prefix + ".shutdown-grace", shutdownGrace);
             if (prefetch != null) {
                 requireRange(prefix + ".prefetch", prefetch, 0, 1000);

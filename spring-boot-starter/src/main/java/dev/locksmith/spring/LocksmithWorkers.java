@@ -191,6 +191,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
     private static <B extends WorkerBuilder<B>> B common(B builder, LocksmithProperties.Queue settings) {
         return builder.threads(settings.threads())
                 .pollInterval(settings.pollInterval())
+                .minPollInterval(settings.minPollInterval())
                 .listen(settings.listen())
                 .shutdownGrace(settings.shutdownGrace())
                 .vacuumInterval(settings.vacuumInterval());

@@ -68,6 +68,40 @@ class MetricsJobsTest extends MetricsDatabaseTest {
         assertThat(queue.depth("rolled", 100).pending()).isEqualTo(5);
     }
 
+    /**
+     * {@code locksmith.worker.wakeups} says why idle threads woke: with polls ten minutes apart
+     * (adaptive poll off), a job enqueued once LISTEN is up can only have been brought by a
+     * notification, and the counter says so.
+     */
+    @Test
+    void wakeUpsAreCountedByReason() {
+        try (JobWorker worker = JobWorker.builder(queue, "woken", (job, tx) -> {})
+                .threads(1)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (dsl.fetchCount(
+                            DSL.table("pg_stat_activity"),
+                            DSL.field("query")
+                                    .eq("LISTEN locksmith_jobs")
+                                    .and(DSL.field("datname").eq(DSL.field("current_database()"))))
+                    == 0) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("LISTEN up within 60 s")
+                        .isNegative();
+                dsl.execute("SELECT pg_sleep(0.02)");
+            }
+            queue.enqueue(observed, NewJob.of("woken", "k"));
+            awaitNoJob(JOBS.QUEUE.eq("woken"));
+        }
+        assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "notification"))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "poll"))
+                .isZero();
+    }
+
     @Test
     void aJobWorkerRunCountsEnqueuedClaimedCompletedRetriedAndFailedJobsPerKindExactly() {
         queue.enqueueAll(observed, Collections.nCopies(6, NewJob.of("work", "a")));
