@@ -3,6 +3,7 @@ package dev.locksmith.it.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.it.Backends;
 import dev.locksmith.it.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.NewJob;
@@ -75,8 +76,7 @@ class TwoPhaseConcurrencyTest extends TwoPhaseTest {
         };
         TwoPhaseSeams.BeforeFinish killAtRandom = (job, commit, pid) -> {
             if (chance(random, CONNECTION_KILLED)) {
-                assertThat(dsl.fetchValue("SELECT pg_terminate_backend(?, 10000)", pid))
-                        .isEqualTo(true);
+                Backends.terminate(dsl, pid);
                 (commit ? killedBeforeCommit : killedBeforeRollback).incrementAndGet();
                 committedOrStuck.countDown();
             }
