@@ -28,13 +28,17 @@ class SustainedWorkloadTest {
                     .as("%s %s jobs left running", r.config(), r.variant())
                     .isZero();
             assertThat(r.median()).as("%s %s did work", r.config(), r.variant()).isPositive();
+            // The windows are reported; not that work happened in any one second of them: on a
+            // loaded machine a variant's first second can pass before its first job completes
+            // (CI saw first_window_jobs_per_s = 0 for lease/library at a load average of 6 on 2
+            // cores). That work happened at all is the median's check above.
             assertThat(r.extras())
                     .containsKeys("dead_tuples_at_end", "autovacuums")
                     .containsEntry("window_s", 1.0)
                     .hasEntrySatisfying(
-                            "first_window_jobs_per_s", v -> assertThat(v).isPositive())
+                            "first_window_jobs_per_s", v -> assertThat(v).isNotNegative())
                     .hasEntrySatisfying(
-                            "last_window_jobs_per_s", v -> assertThat(v).isPositive());
+                            "last_window_jobs_per_s", v -> assertThat(v).isNotNegative());
         });
     }
 }
