@@ -172,7 +172,11 @@ final class BenchCommand implements Callable<Integer> {
             throws Exception {
         ServerSettings here = connection.settings();
         ServerSettings cluster = new ServerSettings(
-                java.util.Optional.of(citus), here.user(), here.password(), java.util.Optional.empty());
+                java.util.Optional.of(citus),
+                here.user(),
+                here.password(),
+                java.util.Optional.empty(),
+                java.util.OptionalInt.empty());
         try (BenchSession session = new BenchSession(cluster, maxWorkers + 8, connection.schema)) {
             Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
             all.putAll(session.onRequest());

@@ -48,6 +48,7 @@ final class ConnectionOptions {
                 url != null ? Optional.of(url) : env.jdbcUrl(),
                 user != null ? user : env.user(),
                 password != null ? password : env.password(),
-                url != null ? Optional.empty() : env.forced());
+                url != null ? Optional.empty() : env.forced(),
+                env.postgresVersion());
     }
 }

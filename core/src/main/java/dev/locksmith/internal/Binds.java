@@ -168,14 +168,41 @@ public final class Binds {
      * {@code cast(? as interval ...)}. The public calls validate their durations first; this
      * check is the backstop that keeps an oversized one from overflowing here.
      *
+     * <p>Written as a time, {@code [-]H:MM:SS.ffffff} ({@code 1:00:00.000000} for an hour), not as
+     * {@code N microseconds}: PostgreSQL 13 reads the number before a unit as a 32-bit integer, so
+     * from 2^31 microseconds (under 36 minutes) on that form fails there with "interval field value
+     * out of range" (14 and later read 64 bits). The hours of a time are 32-bit there too, which
+     * {@link Durations#MAX} stays far below. Hours, not days: a day is a calendar day to
+     * {@code timestamptz} arithmetic, 23 or 25 hours across a daylight saving change.
+     *
      * @throws IllegalArgumentException when {@code value} exceeds {@link Durations#MAX}
      */
     public Binds setInterval(String name, Duration value) {
         Durations.atMost(name, value);
-        return put(
-                name,
-                Kind.VARCHAR,
-                Math.multiplyExact(value.getSeconds(), 1_000_000L) + value.getNano() / 1000 + " microseconds");
+        return put(name, Kind.VARCHAR, intervalText(value));
+    }
+
+    /** {@code value} in whole microseconds as {@code [-]H:MM:SS.ffffff}; see {@link #setInterval}. */
+    static String intervalText(Duration value) {
+        long micros = Math.addExact(Math.multiplyExact(value.getSeconds(), 1_000_000L), value.getNano() / 1000);
+        long abs = Math.abs(micros);
+        long seconds = abs / 1_000_000L;
+        StringBuilder text = new StringBuilder(24);
+        if (micros < 0) {
+            text.append('-');
+        }
+        text.append(seconds / 3600).append(':');
+        twoDigits(text, seconds / 60 % 60).append(':');
+        twoDigits(text, seconds % 60).append('.');
+        String fraction = Long.toString(abs % 1_000_000L);
+        for (int i = fraction.length(); i < 6; i++) {
+            text.append('0');
+        }
+        return text.append(fraction).toString();
+    }
+
+    private static StringBuilder twoDigits(StringBuilder text, long value) {
+        return text.append(value < 10 ? "0" : "").append(value);
     }
 
     /** A {@code jsonb} document as text, for a placeholder jOOQ rendered as {@code cast(? as jsonb)}. */

@@ -47,9 +47,15 @@ final class Ticker {
     int tick(@Nullable Instant given) {
         return Errors.translating(() -> {
             Field<OffsetDateTime> time = given == null ? DSL.currentOffsetDateTime() : DSL.val(ScheduleRows.at(given));
+            // EXISTS as a template rather than DSL.exists(Select): jOOQ 3.21 replaced that method by
+            // DSL.exists(TableLike), so code compiled against 3.19 fails to link on 3.21
+            // (NoSuchMethodError); DSL.field(String, Class, QueryPart...) is the same in both.
             var probe = dsl.select(
                             time,
-                            DSL.field(DSL.exists(DSL.selectOne().from(SCHEDULES).where(ScheduleRows.due(time)))))
+                            DSL.field(
+                                    "EXISTS ({0})",
+                                    Boolean.class,
+                                    DSL.selectOne().from(SCHEDULES).where(ScheduleRows.due(time))))
                     .fetchSingle();
             if (!Boolean.TRUE.equals(probe.value2())) {
                 return 0;

@@ -62,7 +62,20 @@ class RenderedQueryTest {
                     return null;
                 });
         binds.set(statement, 1, 0);
-        assertThat(sent[0]).isEqualTo("90001234 microseconds");
+        assertThat(sent[0]).isEqualTo("0:01:30.001234");
+    }
+
+    @Test
+    void intervalsAreWrittenAsATimeThatPostgres13ReadsAtAnyLength() {
+        assertThat(Binds.intervalText(java.time.Duration.ZERO)).isEqualTo("0:00:00.000000");
+        assertThat(Binds.intervalText(java.time.Duration.ofNanos(1_999))).isEqualTo("0:00:00.000001");
+        assertThat(Binds.intervalText(java.time.Duration.ofHours(1))).isEqualTo("1:00:00.000000");
+        assertThat(Binds.intervalText(java.time.Duration.ofHours(-1).minusMillis(500)))
+                .isEqualTo("-1:00:00.500000");
+        assertThat(Binds.intervalText(java.time.Duration.ofSeconds(-1, 1_000))).isEqualTo("-0:00:00.999999");
+        assertThat(Binds.intervalText(Durations.MAX)).isEqualTo("876600:00:00.000000");
+        assertThat(Binds.intervalText(java.time.Duration.ofSeconds(45_296, 7_000)))
+                .isEqualTo("12:34:56.000007");
     }
 
     @Test

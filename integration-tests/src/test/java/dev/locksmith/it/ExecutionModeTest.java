@@ -166,9 +166,9 @@ class ExecutionModeTest extends DatabaseTest {
                         .as(op + ": one placeholder per bind value")
                         .hasSize(seen.binds().size())));
         Job job = lastClaimed;
-        assertThat(summaries(ops.get("claim"))).containsExactly("update jobs [worker-1, 30000000 microseconds, it-q]");
+        assertThat(summaries(ops.get("claim"))).containsExactly("update jobs [worker-1, 0:00:30.000000, it-q]");
         assertThat(summaries(ops.get("heartbeat")))
-                .containsExactly("update jobs [60000000 microseconds, " + job.id() + ", " + job.leaseId() + "]");
+                .containsExactly("update jobs [0:01:00.000000, " + job.id() + ", " + job.leaseId() + "]");
         assertThat(summaries(ops.get("complete")))
                 .containsExactly("delete jobs [[" + job.id() + "], [" + job.leaseId() + "]]");
         assertThat(summaries(ops.get("claimInTransaction"))).containsExactly("delete jobs [it-q]");
@@ -176,13 +176,13 @@ class ExecutionModeTest extends DatabaseTest {
         List<Object> acquire = ops.get("acquire").seen().get(0).binds();
         assertThat(ops.get("acquire").seen()).hasSize(1);
         assertThat(summary(ops.get("acquire").seen().get(0)))
-                .startsWith("update channel_accounts [owner-1, 30000000 microseconds, [");
+                .startsWith("update channel_accounts [owner-1, 0:00:30.000000, [");
         assertThat((Object[]) acquire.get(2)).hasSize(8); // the random probes
         assertThat(acquire.get(3))
                 .isInstanceOf(Double.class)
                 .isEqualTo(acquire.get(4)); // the random start, in both branches
         assertThat(summaries(ops.get("extend")))
-                .containsExactly("update channel_accounts [60000000 microseconds, " + key + ", owner-1]");
+                .containsExactly("update channel_accounts [0:01:00.000000, " + key + ", owner-1]");
         assertThat(summaries(ops.get("release"))).containsExactly("update channel_accounts [" + key + ", owner-1]");
 
         long a = from.id();

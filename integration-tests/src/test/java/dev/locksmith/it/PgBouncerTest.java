@@ -20,14 +20,20 @@ import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.it.support.HeldTransaction;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.observe.WorkerEvent;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.jooq.DSLContext;
@@ -211,5 +217,52 @@ class PgBouncerTest extends DatabaseTest {
                         .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("LISTEN");
+    }
+
+    /**
+     * Behind the pooler, an enqueue in a transaction still wakes a worker after its commit (the
+     * signal is a transaction of its own, which a transaction pooler carries), to a worker that
+     * listens on a direct connection; polls ten minutes apart could not bring the job in time.
+     * And a worker that cannot listen at all picks jobs up by its adaptive poll.
+     */
+    @Test
+    void workersAreWokenThroughThePoolerByADirectListenOrTheAdaptivePoll() throws Exception {
+        Locksmith pooled =
+                Locksmith.builder(bouncer).poolingMode(PoolingMode.TRANSACTION).build();
+        JobQueue queue = new JobQueue(pooled);
+        CountDownLatch listening = new CountDownLatch(1);
+        Locksmith observed = Locksmith.builder(bouncer)
+                .poolingMode(PoolingMode.TRANSACTION)
+                .observer(new LocksmithObserver() {
+                    @Override
+                    public void workerEvent(WorkerEvent event, String q) {
+                        if (event == WorkerEvent.LISTENING) {
+                            listening.countDown();
+                        }
+                    }
+                })
+                .build();
+        Set<Long> ran = ConcurrentHashMap.newKeySet();
+        try (JobWorker direct = JobWorker.builder(
+                                new JobQueue(observed), "bounced-listen", (job, tx) -> ran.add(job.id()))
+                        .listenVia(pool)
+                        .pollInterval(Duration.ofMinutes(10))
+                        .minPollInterval(Duration.ofMinutes(10))
+                        .build()
+                        .start();
+                JobWorker polling = JobWorker.builder(queue, "bounced-poll", (job, tx) -> ran.add(job.id()))
+                        .listen(false)
+                        .pollInterval(Duration.ofSeconds(30))
+                        .build()
+                        .start()) {
+            assertThat(listening.await(60, TimeUnit.SECONDS)).as("LISTEN up").isTrue();
+            long woken = pooled.dsl().transactionResult(c -> queue.enqueue(c.dsl(), NewJob.of("bounced-listen", "k")));
+            long polled = queue.enqueue(viaBouncer, NewJob.of("bounced-poll", "k"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!ran.containsAll(List.of(woken, polled)) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(ran).contains(woken, polled);
+        }
     }
 }

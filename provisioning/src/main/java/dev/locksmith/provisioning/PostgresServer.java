@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
@@ -28,6 +29,10 @@ import org.testcontainers.utility.DockerImageName;
  * scratch database still open and stops a server this process started. A JVM shutdown hook
  * does the same if {@link #close()} was never called, so a failed run leaves nothing behind.
  *
+ * <p>{@link ServerSettings#postgresVersion()} chooses the major version: embedded PostgreSQL runs
+ * that major's pinned binaries, Testcontainers its {@code postgres:<major>-alpine} image, and a
+ * server of another major (an explicit one, or binaries the class path overrode) fails the start.
+ *
  * <p>A server this class starts (Testcontainers, embedded) runs with {@code max_connections=300}
  * and {@code max_prepared_transactions=100}, so that two-phase commit can be tested; an explicit
  * server is used as it is configured.
@@ -35,9 +40,6 @@ import org.testcontainers.utility.DockerImageName;
 public final class PostgresServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresServer.class);
-
-    /** Image used on the Testcontainers path; pinned to the embedded major version. */
-    public static final String CONTAINER_IMAGE = "postgres:17-alpine";
 
     /** {@code max_connections} of a server this class starts (Testcontainers, embedded). */
     private static final int MAX_CONNECTIONS = 300;
@@ -54,19 +56,32 @@ public final class PostgresServer implements AutoCloseable {
     private final String user;
     private final @Nullable String password;
     private final String version;
+    private final int majorVersion;
     private final @Nullable AutoCloseable owned;
     private final List<ScratchDatabases> scratchSets = new CopyOnWriteArrayList<>();
     private final Thread shutdownHook;
     private volatile boolean closed;
 
     private PostgresServer(
-            Source source, String adminJdbcUrl, String user, @Nullable String password, @Nullable AutoCloseable owned) {
+            Source source,
+            String adminJdbcUrl,
+            String user,
+            @Nullable String password,
+            @Nullable AutoCloseable owned,
+            OptionalInt requiredMajor) {
         this.source = source;
         this.adminJdbcUrl = adminJdbcUrl;
         this.user = user;
         this.password = password;
         this.owned = owned;
-        this.version = queryVersion();
+        String[] versions = queryVersion();
+        this.version = "PostgreSQL " + versions[0];
+        this.majorVersion = Integer.parseInt(versions[1]) / 10000;
+        if (requiredMajor.isPresent() && requiredMajor.getAsInt() != majorVersion) {
+            throw new IllegalStateException(source.description() + " at " + redactedUrl() + " runs " + version
+                    + ", not the PostgreSQL " + requiredMajor.getAsInt()
+                    + " that LOCKSMITH_PG_VERSION / locksmith.pg.version asks for");
+        }
         this.shutdownHook = new Thread(this::closeQuietly, "locksmith-postgres-cleanup");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
@@ -138,9 +153,15 @@ public final class PostgresServer implements AutoCloseable {
         switch (source) {
             case EXPLICIT:
                 return new PostgresServer(
-                        source, settings.jdbcUrl().orElseThrow(), settings.user(), settings.password(), null);
+                        source,
+                        settings.jdbcUrl().orElseThrow(),
+                        settings.user(),
+                        settings.password(),
+                        null,
+                        settings.postgresVersion());
             case TESTCONTAINERS: {
-                PostgreSQLContainer container = new PostgreSQLContainer(DockerImageName.parse(CONTAINER_IMAGE))
+                PostgreSQLContainer container = new PostgreSQLContainer(
+                                DockerImageName.parse(containerImage(settings.postgresVersion())))
                         .withCommand(
                                 "postgres",
                                 "-c",
@@ -154,7 +175,8 @@ public final class PostgresServer implements AutoCloseable {
                             container.getJdbcUrl(),
                             container.getUsername(),
                             container.getPassword(),
-                            container::stop);
+                            container::stop,
+                            settings.postgresVersion());
                 } catch (RuntimeException e) {
                     container.stop();
                     throw e;
@@ -171,6 +193,7 @@ public final class PostgresServer implements AutoCloseable {
                     dataDirectory = java.nio.file.Files.createTempDirectory("locksmith-embedded-pg")
                             .toFile();
                     EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
+                            .setPgBinaryResolver(EmbeddedBinaries.resolver(settings.postgresVersion()))
                             .setDataDirectory(dataDirectory)
                             .setCleanDataDirectory(false)
                             .setRegisterShutdownHook(false)
@@ -194,7 +217,12 @@ public final class PostgresServer implements AutoCloseable {
                 };
                 try {
                     return new PostgresServer(
-                            source, embedded.getJdbcUrl("postgres", "postgres"), "postgres", null, stop);
+                            source,
+                            embedded.getJdbcUrl("postgres", "postgres"),
+                            "postgres",
+                            null,
+                            stop,
+                            settings.postgresVersion());
                 } catch (RuntimeException e) {
                     closeOwned(stop);
                     throw e;
@@ -203,6 +231,14 @@ public final class PostgresServer implements AutoCloseable {
             default:
                 throw new IllegalStateException("unknown source " + source);
         }
+    }
+
+    /**
+     * The Testcontainers image: {@code postgres:<major>-alpine} of the requested major, else of
+     * the embedded default's, so that both paths test the same major.
+     */
+    static String containerImage(OptionalInt major) {
+        return "postgres:" + major.orElse(EmbeddedBinaries.defaultMajor()) + "-alpine";
     }
 
     static boolean dockerAvailable() {
@@ -218,9 +254,14 @@ public final class PostgresServer implements AutoCloseable {
         return source;
     }
 
-    /** {@return the server's {@code version()} string} */
+    /** {@return the server's version, such as {@code PostgreSQL 17.11}} */
     public String version() {
         return version;
+    }
+
+    /** {@return the server's major version, such as 17 ({@code server_version_num / 10000})} */
+    public int majorVersion() {
+        return majorVersion;
     }
 
     /** {@return the user scratch databases are created and accessed as} */
@@ -291,12 +332,14 @@ public final class PostgresServer implements AutoCloseable {
         return ds;
     }
 
-    private String queryVersion() {
+    /** {@code server_version} and {@code server_version_num}. */
+    private String[] queryVersion() {
         try (Connection c = adminConnection();
                 Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT current_setting('server_version')")) {
+                ResultSet rs = s.executeQuery(
+                        "SELECT current_setting('server_version'), current_setting('server_version_num')")) {
             rs.next();
-            return "PostgreSQL " + rs.getString(1);
+            return new String[] {rs.getString(1), rs.getString(2)};
         } catch (SQLException e) {
             throw new IllegalStateException(
                     "cannot connect to " + redactedUrl() + " as " + user + ": " + e.getMessage(), e);

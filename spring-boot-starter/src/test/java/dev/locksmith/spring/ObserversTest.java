@@ -69,9 +69,12 @@ class ObserversTest {
                                     .counter()
                                     .count())
                             .isEqualTo(1.0);
+                    // The span's own flags: sampled (01) here, plus W3C's random-trace-id bit (03) where
+                    // the SDK sets it (the OpenTelemetry SDK that Spring Boot 4.1 manages does).
                     assertThat(dsl.fetchValue("SELECT traceparent FROM locksmith.jobs WHERE id = ?", id))
                             .isEqualTo("00-" + span.getSpanContext().getTraceId() + "-"
-                                    + span.getSpanContext().getSpanId() + "-01");
+                                    + span.getSpanContext().getSpanId() + "-"
+                                    + span.getSpanContext().getTraceFlags().asHex());
                     // the gauges are bound too
                     assertThat(registry.get("locksmith.jobs.depth")
                                     .tags("queue", "observed", "status", "pending")

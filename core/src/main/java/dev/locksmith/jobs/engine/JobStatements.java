@@ -306,11 +306,16 @@ final class JobStatements {
         if (sameShard) {
             sameKey = earlier.SHARD.eq(DSL.param(SHARD, SQLDataType.INTEGER)).and(sameKey);
         }
-        return DSL.notExists(DSL.selectOne()
-                .from(earlier)
-                .where(sameKey)
-                .and(earlier.STATUS.in(Sql.LIVE))
-                .and(earlier.ID.lt(JOBS.ID)));
+        // NOT EXISTS as a template rather than DSL.notExists(Select): jOOQ 3.21 replaced that method
+        // by notExists(TableLike), so code compiled against 3.19 fails to link on 3.21
+        // (NoSuchMethodError, on every claim); DSL.condition(String, QueryPart...) is in both.
+        return DSL.condition(
+                "NOT EXISTS ({0})",
+                DSL.selectOne()
+                        .from(earlier)
+                        .where(sameKey)
+                        .and(earlier.STATUS.in(Sql.LIVE))
+                        .and(earlier.ID.lt(JOBS.ID)));
     }
 
     /**

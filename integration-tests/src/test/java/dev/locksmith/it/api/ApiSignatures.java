@@ -125,8 +125,13 @@ final class ApiSignatures {
         return Modifier.isPublic(modifiers) || Modifier.isProtected(modifiers);
     }
 
-    /** Drops modifiers that do not change how callers link: synchronized, native, strictfp, transient, volatile. */
+    /**
+     * Drops modifiers that do not change how callers link (synchronized, native, strictfp,
+     * transient, volatile), and the ones only newer JDKs print: from JDK 22 on,
+     * {@code Class.toGenericString()} also says {@code sealed} / {@code non-sealed}, which JDK 17
+     * does not, and the record must read the same on every JDK the build runs on (17 and 25).
+     */
     private static String normalize(String signature) {
-        return signature.replaceAll("\\b(synchronized|native|strictfp|transient|volatile) ", "");
+        return signature.replaceAll("\\b(synchronized|native|strictfp|transient|volatile|sealed|non-sealed) ", "");
     }
 }

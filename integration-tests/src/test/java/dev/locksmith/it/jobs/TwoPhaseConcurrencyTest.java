@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Backends;
 import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -77,8 +78,7 @@ class TwoPhaseConcurrencyTest extends TwoPhaseTest {
         };
         TwoPhaseSeams.BeforeFinish killAtRandom = (job, commit, pid) -> {
             if (chance(random, CONNECTION_KILLED)) {
-                assertThat(dsl.fetchValue("SELECT pg_terminate_backend(?, 10000)", pid))
-                        .isEqualTo(true);
+                Backends.terminate(dsl, pid);
                 (commit ? killedBeforeCommit : killedBeforeRollback).incrementAndGet();
                 committedOrStuck.countDown();
             }

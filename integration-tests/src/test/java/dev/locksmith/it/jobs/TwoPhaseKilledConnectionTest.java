@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.entry;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.Backends;
 import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -37,9 +38,7 @@ class TwoPhaseKilledConnectionTest extends TwoPhaseTest {
 
     /** Terminates {@code pid} and waits until it has exited. */
     private void kill(int pid) {
-        assertThat(dsl.fetchValue("SELECT pg_terminate_backend(?, 10000)", pid))
-                .as("backend %d terminated", pid)
-                .isEqualTo(true);
+        Backends.terminate(dsl, pid);
     }
 
     private TwoPhaseWorker resolver(String queueName) {
