@@ -72,7 +72,7 @@ public final class JobWorker extends RuntimeWorker {
     private final LeasedMode mode;
 
     private JobWorker(Builder b) {
-        super(b, b.runtime(LOG));
+        super(b, b.runtime(LOG, b.claimers + 2));
         this.mode = new LeasedMode(runtime, b.handler, b.lease, b.rescueInterval, b.prefetch, b.claimers, b.linger);
     }
 

@@ -62,7 +62,7 @@ public final class TransactionalWorker extends RuntimeWorker {
     private final TransactionalMode mode;
 
     private TransactionalWorker(Builder b) {
-        super(b, b.runtime(LOG));
+        super(b, b.runtime(LOG, 0));
         this.mode = new TransactionalMode(runtime, b.handler, b.batchSize, b.isolateEachJob);
     }
 

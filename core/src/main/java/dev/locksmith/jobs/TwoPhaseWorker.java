@@ -108,7 +108,7 @@ public final class TwoPhaseWorker extends RuntimeWorker {
     private final TwoPhaseMode mode;
 
     private TwoPhaseWorker(Builder b) {
-        super(b, b.runtime(LOG));
+        super(b, b.runtime(LOG, 1));
         this.mode = new TwoPhaseMode(
                 runtime,
                 b.environment().schema(),

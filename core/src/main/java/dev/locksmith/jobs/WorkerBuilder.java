@@ -4,6 +4,7 @@ import dev.locksmith.PoolingMode;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Environment;
 import dev.locksmith.internal.Texts;
+import dev.locksmith.internal.VirtualThreads;
 import dev.locksmith.jobs.runtime.RuntimeSettings;
 import dev.locksmith.jobs.runtime.WorkerRuntime;
 import java.lang.management.ManagementFactory;
@@ -37,6 +38,7 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     final JobQueue jobs;
     final String queue;
     private int threads = 4;
+    private boolean virtualThreads;
     private Duration pollInterval = Duration.ofSeconds(1);
     private Duration minPollInterval = DEFAULT_MIN_POLL_INTERVAL;
     private boolean listen = true;
@@ -75,6 +77,22 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
      */
     public B threads(int threads) {
         this.threads = requireThreads(threads);
+        return self();
+    }
+
+    /**
+     * Run handlers on virtual threads (Java 21 or later; default false). Handlers then cost no
+     * platform thread while they wait, and {@link #threads} may be far above the pool's size: the
+     * worker runs at most as many handlers at once as its data source (a HikariCP, DBCP 2 or
+     * Tomcat JDBC pool, whose size it reads) leaves it connections for, so a thousand virtual
+     * threads never wait for a connection; it says so at INFO when it bounds them. With a data
+     * source of unknown size, {@code threads} is the bound. {@link #build()} fails before Java 21.
+     *
+     * @param virtualThreads true for virtual threads
+     * @return this builder
+     */
+    public B virtualThreads(boolean virtualThreads) {
+        this.virtualThreads = virtualThreads;
         return self();
     }
 
@@ -231,9 +249,19 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     /**
      * The runtime of a worker with these settings, checked against the environment: LISTEN needs
      * one server session per connection, and the worker needs connections of its own.
+     *
+     * @param log the worker's logger
+     * @param beside connections the worker's mode holds beside one per handler and LISTEN's
      */
-    WorkerRuntime runtime(Logger log) {
+    WorkerRuntime runtime(Logger log, int beside) {
         Environment environment = environment();
+        if (virtualThreads) {
+            VirtualThreads.require("virtualThreads(true)");
+        }
+        DataSource dataSource = environment.requireDataSource("a worker");
+        boolean listensOnPool = listen && listenSource == null;
+        int handlers = WorkerRuntime.handlerThreads(
+                dataSource, threads, beside + (listensOnPool ? 1 : 0), virtualThreads, log, queue);
         if (listen && listenSource == null) {
             environment
                     .poolingMode()
@@ -245,7 +273,8 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
         new Claim(queue, 1, shards); // checks the shards
         RuntimeSettings settings = new RuntimeSettings(
                 queue,
-                threads,
+                handlers,
+                virtualThreads,
                 pollInterval,
                 minPollInterval,
                 listen,
@@ -256,7 +285,7 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
                 handlerFailureLogLevel,
                 vacuumInterval,
                 log);
-        return new WorkerRuntime(jobs.engine(), environment.requireDataSource("a worker"), settings);
+        return new WorkerRuntime(jobs.engine(), dataSource, settings);
     }
 
     /** A worker's thread count: 1 to 1,000. */

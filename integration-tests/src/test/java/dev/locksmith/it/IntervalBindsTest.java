@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;

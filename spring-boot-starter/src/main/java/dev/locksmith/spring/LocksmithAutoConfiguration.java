@@ -171,7 +171,11 @@ public class LocksmithAutoConfiguration {
             LocksmithHandlers handlers,
             LocksmithProperties properties,
             DataSource dataSource,
-            JobQueue queue) {
-        return new LocksmithWorkers(beans, handlers, properties, dataSource, queue);
+            JobQueue queue,
+            Environment environment) {
+        // Spring Boot's switch for virtual threads; they came in Java 21
+        boolean virtual = environment.getProperty("spring.threads.virtual.enabled", Boolean.class, false)
+                && Runtime.version().feature() >= 21;
+        return new LocksmithWorkers(beans, handlers, properties, dataSource, queue, virtual);
     }
 }

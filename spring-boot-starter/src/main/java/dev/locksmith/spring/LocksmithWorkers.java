@@ -41,7 +41,9 @@ import org.springframework.context.SmartLifecycle;
  * handler calls that uses Spring's transaction support joins them. Before starting, the
  * connections the workers need are compared with the data source's pool (HikariCP, DBCP 2, Tomcat
  * JDBC): a worker that needs more than the whole pool fails start-up; workers that need more
- * together are logged at WARN.
+ * together are logged at WARN. With {@code spring.threads.virtual.enabled=true} (on Java 21+) the
+ * handlers run on virtual threads, and each worker runs at most as many at once as the pool leaves
+ * it connections for ({@code WorkerBuilder#virtualThreads}) instead.
  */
 public final class LocksmithWorkers implements SmartLifecycle {
 
@@ -52,6 +54,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
     private final LocksmithHandlers handlers;
     private final LocksmithProperties properties;
     private final JobQueue queue;
+    private final boolean virtualThreads;
     private final Map<String, Mode> modes = new LinkedHashMap<>();
 
     private final Object lock = new Object();
@@ -64,8 +67,10 @@ public final class LocksmithWorkers implements SmartLifecycle {
             LocksmithHandlers handlers,
             LocksmithProperties properties,
             javax.sql.DataSource dataSource,
-            JobQueue queue) {
+            JobQueue queue,
+            boolean virtualThreads) {
         this.beans = beans;
+        this.virtualThreads = virtualThreads;
         this.handlers = handlers;
         this.properties = properties;
         this.queue = queue;
@@ -80,7 +85,10 @@ public final class LocksmithWorkers implements SmartLifecycle {
                                 + " for it",
                         name,
                         name));
-        checkPoolSize(dataSource);
+        if (!virtualThreads) {
+            // with virtual threads each worker bounds its handlers by the pool itself
+            checkPoolSize(dataSource);
+        }
     }
 
     /** {@return the queues this instance runs a worker for, with their modes, in name order} */
@@ -188,8 +196,9 @@ public final class LocksmithWorkers implements SmartLifecycle {
     }
 
     /** The settings every worker has, from {@code locksmith.queues.NAME.*}. */
-    private static <B extends WorkerBuilder<B>> B common(B builder, LocksmithProperties.Queue settings) {
+    private <B extends WorkerBuilder<B>> B common(B builder, LocksmithProperties.Queue settings) {
         return builder.threads(settings.threads())
+                .virtualThreads(virtualThreads)
                 .pollInterval(settings.pollInterval())
                 .minPollInterval(settings.minPollInterval())
                 .listen(settings.listen())

@@ -100,7 +100,7 @@ public final class LeasedMode implements Mode {
         this.claimers = claimers;
         this.maxPrefetch = prefetch != null ? prefetch : PREFETCH_PER_THREAD * settings.threads();
         this.completionBacklog = Math.max(Completer.MAX_BATCH, 10 * settings.threads());
-        this.handlers = Executors.newFixedThreadPool(settings.threads(), r -> runtime.thread(r, "handler"));
+        this.handlers = Executors.newFixedThreadPool(settings.threads(), r -> runtime.handlerThread(r, "handler"));
         this.completer = new Completer(runtime, inFlight, completionLinger);
     }
 
@@ -129,6 +129,12 @@ public final class LeasedMode implements Mode {
     @Override
     public int loops() {
         return claimers;
+    }
+
+    /** The claimers only claim: handlers run on the handler threads. */
+    @Override
+    public boolean loopsRunHandlers() {
+        return false;
     }
 
     @Override

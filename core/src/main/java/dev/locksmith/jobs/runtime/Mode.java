@@ -20,6 +20,11 @@ interface Mode {
     /** {@return how many threads run the loop: claimers, or handler threads that claim} */
     int loops();
 
+    /** {@return whether the loop threads run the handlers (and so are virtual with virtual threads)} */
+    default boolean loopsRunHandlers() {
+        return true;
+    }
+
     /** {@return the name of loop thread {@code index} (0-based), after {@code locksmith-<queue>-}} */
     String loopName(int index);
 

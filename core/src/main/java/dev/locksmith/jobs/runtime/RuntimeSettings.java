@@ -12,6 +12,7 @@ import org.slf4j.event.Level;
  *
  * @param queue the queue worked
  * @param threads handler threads (and the most jobs in hand, beside those claimed ahead)
+ * @param virtualThreads whether handlers run on virtual threads
  * @param pollInterval the longest idle wait without a notification
  * @param minPollInterval the shortest wait between polls while no LISTEN connection is up
  * @param listen whether a LISTEN connection wakes idle threads
@@ -27,6 +28,7 @@ import org.slf4j.event.Level;
 public record RuntimeSettings(
         String queue,
         int threads,
+        boolean virtualThreads,
         Duration pollInterval,
         Duration minPollInterval,
         boolean listen,

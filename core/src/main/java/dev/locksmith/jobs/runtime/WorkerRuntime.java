@@ -1,6 +1,7 @@
 package dev.locksmith.jobs.runtime;
 
 import dev.locksmith.internal.Observing;
+import dev.locksmith.internal.VirtualThreads;
 import dev.locksmith.jobs.engine.QueueEngine;
 import dev.locksmith.observe.WorkerEvent;
 import java.time.Duration;
@@ -135,6 +136,58 @@ public final class WorkerRuntime {
     Thread thread(Runnable body, String name) {
         Thread t = new Thread(body, "locksmith-" + settings.queue() + "-" + name);
         t.setDaemon(true);
+        return withHandler(t);
+    }
+
+    /** A thread for handlers: virtual when the worker runs them on virtual threads, else {@link #thread}. */
+    Thread handlerThread(Runnable body, String name) {
+        return settings.virtualThreads()
+                ? withHandler(VirtualThreads.unstarted(body, "locksmith-" + settings.queue() + "-" + name))
+                : thread(body, name);
+    }
+
+    /**
+     * The handler threads a worker runs: {@code threads}, or with virtual threads no more than the
+     * connections its pool leaves for handlers ({@code beside} being what it holds otherwise), so
+     * that however many virtual threads are asked for, the handlers never wait for a connection.
+     *
+     * @param dataSource the worker's data source
+     * @param threads the threads asked for
+     * @param beside connections the worker holds beside one per handler
+     * @param virtual whether handlers run on virtual threads
+     * @param log where the bound is said, at INFO
+     * @param queue named in the message
+     * @return the handler threads to run
+     * @throws IllegalStateException when the pool leaves no connection for a handler
+     */
+    public static int handlerThreads(
+            DataSource dataSource, int threads, int beside, boolean virtual, Logger log, String queue) {
+        if (!virtual) {
+            return threads;
+        }
+        java.util.OptionalInt maximum = PoolSize.maximum(dataSource);
+        if (maximum.isEmpty() || maximum.getAsInt() - beside >= threads) {
+            return threads;
+        }
+        int room = maximum.getAsInt() - beside;
+        if (room < 1) {
+            throw new IllegalStateException("the data source allows at most " + maximum.getAsInt()
+                    + " connections, and a worker of queue " + queue + " holds " + beside
+                    + " beside its handlers' own: none is left for a handler; enlarge the pool");
+        }
+        log.info(
+                "worker of queue {}: {} virtual threads asked for, {} handlers run at once: the pool's {} connections "
+                        + "less the worker's {} others",
+                queue,
+                threads,
+                room,
+                maximum.getAsInt(),
+                beside);
+        return room;
+    }
+
+    /** {@code t} with an uncaught-exception handler that logs its death (virtual threads are daemons). */
+    private Thread withHandler(Thread t) {
         t.setUncaughtExceptionHandler((thread, e) ->
                 settings.log().error("worker thread {} of queue {} died", thread.getName(), settings.queue(), e));
         return t;
@@ -163,7 +216,8 @@ public final class WorkerRuntime {
         mode.starting();
         for (int i = 0; i < mode.loops(); i++) {
             int index = i;
-            loops.add(thread(() -> loop(index), mode.loopName(i)));
+            Runnable body = () -> loop(index);
+            loops.add(mode.loopsRunHandlers() ? handlerThread(body, mode.loopName(i)) : thread(body, mode.loopName(i)));
         }
         loops.forEach(Thread::start);
         if (settings.listen()) {
