@@ -107,6 +107,48 @@ class WorkersTest {
                 });
     }
 
+    static final ConcurrentLinkedQueue<Boolean> ON_VIRTUAL_THREADS = new ConcurrentLinkedQueue<>();
+    static CountDownLatch virtualHandled;
+
+    /**
+     * Spring Boot's {@code spring.threads.virtual.enabled} puts the handlers on virtual threads
+     * from Java 21 on; there the worker may ask for far more threads than Boot's pool of ten
+     * connections, and bounds them by the pool rather than failing start-up. Before Java 21 the
+     * switch changes nothing.
+     */
+    @Test
+    void springsVirtualThreadsSwitchPutsHandlersOnVirtualThreadsFromJava21() {
+        boolean java21 = Runtime.version().feature() >= 21;
+        ON_VIRTUAL_THREADS.clear();
+        virtualHandled = new CountDownLatch(5);
+        runner().withUserConfiguration(VirtualHandler.class)
+                .withPropertyValues(
+                        "spring.threads.virtual.enabled=true", "locksmith.queues.virtual.threads=" + (java21 ? 200 : 2))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    JobQueue queue = context.getBean(JobQueue.class);
+                    DSLContext dsl = context.getBean(DSLContext.class);
+                    queue.enqueueAll(dsl, java.util.Collections.nCopies(5, NewJob.of("virtual", "k")));
+                    assertThat(virtualHandled.await(60, TimeUnit.SECONDS))
+                            .as("all handled")
+                            .isTrue();
+                    assertThat(ON_VIRTUAL_THREADS).hasSize(5).containsOnly(java21);
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class VirtualHandler {
+        @Bean
+        @LocksmithHandler(queue = "virtual")
+        JobHandler virtual() {
+            return (job, tx) -> {
+                ON_VIRTUAL_THREADS.add(
+                        Thread.currentThread().getClass().getName().contains("Virtual"));
+                virtualHandled.countDown();
+            };
+        }
+    }
+
     static CountDownLatch slowStarted;
 
     @Test
