@@ -49,6 +49,12 @@ class VirtualThreadsTest extends DatabaseTest {
 
     @BeforeEach
     void smallPool() {
+        // one instance serves every test of the class (DatabaseTest's lifecycle): start afresh
+        runs.clear();
+        running.set(0);
+        mostAtOnce.set(0);
+        onPlatformThreads.set(0);
+        events.clear();
         dsl.deleteFrom(JOBS).execute();
         small = TestPostgres.pool(database, POOL);
         small.setConnectionTimeout(1000);
