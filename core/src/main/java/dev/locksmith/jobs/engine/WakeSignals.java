@@ -31,8 +31,14 @@ public final class WakeSignals {
     private static final LinkedBlockingQueue<WakeSignals> READY = new LinkedBlockingQueue<>();
     private static final AtomicBoolean SENDER_STARTED = new AtomicBoolean();
 
-    /** One statement for every queue pending: the channel is a constant, the queues a bound array. */
-    private static final String SQL = "SELECT pg_notify('" + Sql.CHANNEL + "', q) FROM unnest(?::text[]) AS n(q)";
+    /**
+     * One statement for every queue pending: the channel is a constant, the queues a bound array.
+     * Its transaction commits without waiting for the WAL flush ({@code synchronous_commit} off
+     * for that transaction only): a notification is delivered at commit and is not durable
+     * anyway, and a flush per signal would compete with the producers' and workers' commits.
+     */
+    private static final String SQL = "SELECT pg_notify('" + Sql.CHANNEL + "', n.q)"
+            + " FROM set_config('synchronous_commit', 'off', true) AS s, unnest(?::text[]) AS n(q)";
 
     private final DataSource dataSource;
     private final Set<String> pending = ConcurrentHashMap.newKeySet();
