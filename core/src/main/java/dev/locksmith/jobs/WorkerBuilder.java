@@ -32,6 +32,9 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     /** How often a worker looks at the jobs table's dead rows, unless told otherwise. */
     private static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(5);
 
+    /** How long something may hold the MVCC horizon back before a worker logs it, unless told otherwise. */
+    private static final Duration DEFAULT_HORIZON_WARN_AFTER = Duration.ofMinutes(5);
+
     /** How soon a worker without LISTEN polls again after a claim found jobs, unless told otherwise. */
     private static final Duration DEFAULT_MIN_POLL_INTERVAL = Duration.ofMillis(20);
 
@@ -48,6 +51,7 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
     private String workerId = defaultWorkerId();
     private Level handlerFailureLogLevel = Level.WARN;
     private Duration vacuumInterval = DEFAULT_VACUUM_INTERVAL;
+    private Duration horizonWarnAfter = DEFAULT_HORIZON_WARN_AFTER;
 
     WorkerBuilder(JobQueue jobs, String queue) {
         this.jobs = Objects.requireNonNull(jobs, "jobs");
@@ -236,6 +240,33 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
         return self();
     }
 
+    /**
+     * How long something may hold the database's MVCC horizon back before the worker logs it at
+     * WARN, once per holder; default 5 minutes. While a session's transaction, a replication slot,
+     * a prepared transaction or a standby's feedback holds it, no VACUUM removes the rows the queue
+     * deleted or updated since, and claims slow down as they step over them
+     * ({@link dev.locksmith.audit.HorizonReport} says who holds it). The worker reads the holders
+     * with one statement at most every fifth of this (between 1 s and 1 minute), on one of its
+     * threads between jobs, as it checks for vacuum; the line names the holder (pid, application,
+     * state, query; the slot or the prepared transaction), how long and how many transactions it
+     * has held the horizon, and what to do about it. Each holder is logged once per JVM, however
+     * many workers see it.
+     *
+     * @param threshold {@link Duration#ZERO} to turn the check off, else 1 s to 1 day
+     * @return this builder
+     * @throws IllegalArgumentException when out of range
+     */
+    public B horizonWarnAfter(Duration threshold) {
+        Objects.requireNonNull(threshold, "horizonWarnAfter");
+        if (!threshold.isZero()
+                && (threshold.compareTo(Duration.ofSeconds(1)) < 0 || threshold.compareTo(Duration.ofDays(1)) > 0)) {
+            throw new IllegalArgumentException(
+                    "horizonWarnAfter must be zero (off) or between 1 s and 1 day, was " + threshold);
+        }
+        this.horizonWarnAfter = threshold;
+        return self();
+    }
+
     /** The worker id set so far. */
     String workerId() {
         return workerId;
@@ -284,6 +315,7 @@ public abstract sealed class WorkerBuilder<B extends WorkerBuilder<B>>
                 workerId,
                 handlerFailureLogLevel,
                 vacuumInterval,
+                horizonWarnAfter,
                 log);
         return new WorkerRuntime(jobs.engine(), dataSource, settings);
     }

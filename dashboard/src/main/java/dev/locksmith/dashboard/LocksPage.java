@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Locks: the live blocking graph ({@link BlockingReport}: who waits for whom), with what each
- * blocking session holds, how long its transaction has run and its query; and the audit's
+ * blocking session holds, how long its transaction has run and its query; what holds the MVCC
+ * horizon back ({@link HorizonPanel}); and the audit's
  * history: the resources with the most lock-wait time in the last 24 hours (over the newest
  * {@value #WAIT_SAMPLE} waits), the latest waits, and the latest deadlocks.
  */
@@ -92,12 +93,14 @@ final class LocksPage {
         Html slowest = reads.section("lock-wait history", this::slowestResources);
         Html waits = reads.section("lock-wait history", this::recentWaits);
         Html deadlocks = reads.section("deadlock history", this::deadlocks);
+        Html horizon = new HorizonPanel(reads).render();
         Html live = Html.of("""
                 <section><h2>Who waits for whom, now</h2>{}</section>
+                <section><h2>What holds the MVCC horizon back, now</h2>{}</section>
                 <section><h2>Most lock-wait time by resource, last 24 h</h2>{}</section>
                 <section><h2>Latest lock waits</h2>{}</section>
                 <section><h2>Latest deadlocks</h2>{}</section>
-                """, graph, slowest, waits, deadlocks);
+                """, graph, horizon, slowest, waits, deadlocks);
         return new Layout.Page("Locks", Layout.Nav.LOCKS, Html.raw("<h1>Locks</h1>"), live);
     }
 

@@ -18,6 +18,9 @@ import dev.locksmith.schedules.Schedule;
 import dev.locksmith.schedules.Schedules;
 import dev.locksmith.schedules.Trigger;
 import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -367,6 +370,29 @@ class DashboardPagesTest {
         dsl.deleteFrom(DEADLOCK_EVENT).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         dsl.deleteFrom(SCHEDULES).execute();
+    }
+
+    @Test
+    void theLocksPageListsWhatHoldsTheHorizonBackEscaped() throws Exception {
+        assertThat(ro.get("/locks").body()).contains("id=\"no-horizon-holders\"");
+        try (Connection held = db.pool.getConnection()) {
+            held.setClientInfo("ApplicationName", "report " + SCRIPT);
+            held.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            held.setAutoCommit(false);
+            int pid;
+            try (Statement s = held.createStatement();
+                    ResultSet r = s.executeQuery("SELECT pg_backend_pid()")) {
+                r.next();
+                pid = r.getInt(1);
+            }
+            String locks = ro.get("/locks").body();
+            assertThat(locks)
+                    .contains("id=\"horizon-holders\"", "session pid " + pid + " ", "idle in transaction")
+                    .contains("application report &lt;script&gt;alert(1)&lt;/script&gt;")
+                    .doesNotContain(SCRIPT)
+                    .doesNotContain("no-horizon-holders");
+            held.rollback();
+        }
     }
 
     @Test

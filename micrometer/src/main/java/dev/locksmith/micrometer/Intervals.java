@@ -3,7 +3,7 @@ package dev.locksmith.micrometer;
 import java.time.Duration;
 import java.util.Objects;
 
-/** The one check of a refresh interval, for both gauge binders. */
+/** The one check of a refresh interval, for every gauge binder. */
 final class Intervals {
 
     static final Duration MAX = Duration.ofDays(1);

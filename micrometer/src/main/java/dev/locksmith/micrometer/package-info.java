@@ -3,8 +3,9 @@
  * {@link dev.locksmith.observe.LocksmithObserver} that counts and times what the repositories and
  * workers do (jobs enqueued, claimed, completed, retried, failed, leases lost, claims, handler runs,
  * transfers, pool acquisitions, row lock waits, retries, deadlocks and lock timeouts);
- * {@link dev.locksmith.micrometer.QueueDepthMetrics} and {@link dev.locksmith.micrometer.PoolMetrics}
- * are gauges of queue depth and channel account pool state, read from the database at most once
+ * {@link dev.locksmith.micrometer.QueueDepthMetrics}, {@link dev.locksmith.micrometer.PoolMetrics}
+ * and {@link dev.locksmith.micrometer.HorizonMetrics} are gauges of queue depth, channel account
+ * pool state and the age of what holds the MVCC horizon back, read from the database at most once
  * per refresh interval whatever the scrape rate. Each is a {@code MeterBinder}: bind it to the
  * application's {@code MeterRegistry} (Spring Boot binds {@code MeterBinder} beans itself).
  *

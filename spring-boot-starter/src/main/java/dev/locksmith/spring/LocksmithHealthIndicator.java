@@ -1,5 +1,7 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.audit.HorizonHolder;
+import dev.locksmith.audit.HorizonReport;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.QueueDepth;
 import dev.locksmith.pool.ChannelAccountPool;
@@ -35,9 +37,14 @@ import org.springframework.boot.actuate.health.Status;
  * {@code locksmith.health.depth-cap}, and {@code oldestPendingAge}) for the queues of the
  * {@link LocksmithHandler}s and of {@code locksmith.queues}, when the {@code queue} module is
  * used; {@code pool} ({@code total}, {@code idle}, {@code leased}, {@code expired}) when the
- * {@code pool} module is used; {@code problems}. Each check is one bounded statement
- * ({@code JobQueue.depth}, {@code ChannelAccountPool.stats}); {@code ChannelAccountPool.stats}
- * scans the pool table, so on very large pools poll the health endpoint sparingly.
+ * {@code pool} module is used; {@code horizon}, what holds the database's MVCC horizon back the
+ * longest ({@code HorizonReport}: its {@code holder}, {@code kind}, {@code heldFor},
+ * {@code xminAge} and the number of {@code holders}), or {@code none}; {@code problems}. A held
+ * horizon is a detail, not a status: it slows the queue down without stopping this instance, and
+ * the workers log it at WARN past {@code locksmith.horizon.warn-after}. Each check is one bounded
+ * statement ({@code JobQueue.depth}, {@code ChannelAccountPool.stats}, {@code HorizonReport.holders});
+ * {@code ChannelAccountPool.stats} scans the pool table, so on very large pools poll the health
+ * endpoint sparingly.
  */
 public final class LocksmithHealthIndicator extends AbstractHealthIndicator {
 
@@ -46,6 +53,7 @@ public final class LocksmithHealthIndicator extends AbstractHealthIndicator {
     private final Set<String> queues;
     private final @Nullable ChannelAccountPool pool;
     private final LocksmithProperties.Health thresholds;
+    private final HorizonReport horizon;
 
     LocksmithHealthIndicator(
             DSLContext dsl,
@@ -59,6 +67,7 @@ public final class LocksmithHealthIndicator extends AbstractHealthIndicator {
         this.queues = Set.copyOf(queues);
         this.pool = pool;
         this.thresholds = thresholds;
+        this.horizon = new HorizonReport(dsl);
     }
 
     /**
@@ -109,7 +118,24 @@ public final class LocksmithHealthIndicator extends AbstractHealthIndicator {
                 problems.add("pool: all " + stats.total() + " channel accounts are leased, none is idle");
             }
         }
+        builder.withDetail("horizon", horizon());
         builder.withDetail("problems", problems);
         builder.status(problems.isEmpty() ? Status.UP : Status.OUT_OF_SERVICE);
+    }
+
+    /** The oldest holder of the MVCC horizon, or {@code none}. */
+    private Object horizon() {
+        List<HorizonHolder> holders = horizon.holders();
+        if (holders.isEmpty()) {
+            return "none";
+        }
+        HorizonHolder oldest = holders.get(0);
+        Map<String, Object> detail = new LinkedHashMap<>();
+        detail.put("holder", oldest.identity());
+        detail.put("kind", oldest.kind().name());
+        detail.put("heldFor", oldest.age().map(Duration::toString).orElse("unknown"));
+        detail.put("xminAge", oldest.xminAge());
+        detail.put("holders", holders.size());
+        return detail;
     }
 }

@@ -1,7 +1,9 @@
 package dev.locksmith.spring;
 
 import dev.locksmith.Locksmith;
+import dev.locksmith.audit.HorizonReport;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.micrometer.HorizonMetrics;
 import dev.locksmith.micrometer.LocksmithMetrics;
 import dev.locksmith.micrometer.PoolMetrics;
 import dev.locksmith.micrometer.QueueDepthMetrics;
@@ -25,7 +27,8 @@ import org.springframework.context.annotation.Conditional;
  * a {@link LocksmithMetrics} bean (a {@code LocksmithObserver}, so the repositories and workers
  * report to it), a {@link QueueDepthMetrics} for the queues of the {@link LocksmithHandler}s and of
  * {@code locksmith.queues} (when there is one), and a {@link PoolMetrics} when the {@code pool} module is in
- * {@code locksmith.schema.modules} (and likewise the queue gauges need the {@code queue} module). Each is bound to the registry once every bean is created (the
+ * {@code locksmith.schema.modules} (and likewise the queue gauges need the {@code queue} module), and a
+ * {@link HorizonMetrics} (what holds the MVCC horizon back). Each is bound to the registry once every bean is created (the
  * primary one when there are several, as Spring Boot binds its own {@code MeterBinder}s), and is
  * replaced by a bean of the same type you define.
  */
@@ -74,11 +77,18 @@ public class LocksmithMetricsAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnMissingBean
+    HorizonMetrics locksmithHorizonMetrics(Locksmith locksmith) {
+        return HorizonMetrics.builder(new HorizonReport(locksmith)).build();
+    }
+
+    @Bean
     static SmartInitializingSingleton locksmithMeterBinding(
             ObjectProvider<MeterRegistry> registry,
             ObjectProvider<LocksmithMetrics> metrics,
             ObjectProvider<QueueDepthMetrics> depth,
-            ObjectProvider<PoolMetrics> pool) {
+            ObjectProvider<PoolMetrics> pool,
+            ObjectProvider<HorizonMetrics> horizon) {
         return () -> {
             MeterRegistry target = registry.getIfUnique();
             if (target == null) {
@@ -89,6 +99,7 @@ public class LocksmithMetricsAutoConfiguration {
             metrics.ifAvailable(binders::add);
             depth.ifAvailable(binders::add);
             pool.ifAvailable(binders::add);
+            horizon.ifAvailable(binders::add);
             for (MeterBinder binder : binders) {
                 try {
                     binder.bindTo(target);

@@ -37,6 +37,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param retention deletion of finished jobs (locksmith.retention.*)
  * @param audit the lock audit's settings (locksmith.audit.*)
  * @param health the health indicator's thresholds (locksmith.health.*)
+ * @param horizon the workers' watch on the MVCC horizon (locksmith.horizon.*)
  */
 @ConfigurationProperties(prefix = "locksmith")
 public record LocksmithProperties(
@@ -47,7 +48,8 @@ public record LocksmithProperties(
         @DefaultValue Map<String, Queue> queues,
         @DefaultValue Retention retention,
         @DefaultValue Audit audit,
-        @DefaultValue Health health) {
+        @DefaultValue Health health,
+        @DefaultValue Horizon horizon) {
 
     /** Longest queue name, as JobQueue allows. */
     static final int MAX_QUEUE_NAME = 128;
@@ -63,6 +65,7 @@ public record LocksmithProperties(
      * @param retention locksmith.retention.*
      * @param audit locksmith.audit.*
      * @param health locksmith.health.*
+     * @param horizon locksmith.horizon.*
      * @throws IllegalArgumentException naming the property, for a value out of range
      */
     public LocksmithProperties {
@@ -73,6 +76,7 @@ public record LocksmithProperties(
         Objects.requireNonNull(retention, "retention");
         Objects.requireNonNull(audit, "audit");
         Objects.requireNonNull(health, "health");
+        Objects.requireNonNull(horizon, "horizon");
         queues = Collections.unmodifiableMap(new TreeMap<>(Objects.requireNonNull(queues, "queues")));
         for (Map.Entry<String, Queue> entry : queues.entrySet()) {
             requireQueueName("locksmith.queues." + entry.getKey(), entry.getKey());
@@ -377,6 +381,32 @@ public record LocksmithProperties(
                 requirePositive("locksmith.health.max-oldest-pending-age", maxOldestPendingAge);
             }
             requireRange("locksmith.health.depth-cap", depthCap, 1, 1_000_000);
+        }
+    }
+
+    /**
+     * The workers' watch on the database's MVCC horizon (locksmith.horizon.*): what holds it back
+     * longer than this is logged at WARN once (JobWorker.Builder#horizonWarnAfter).
+     *
+     * @param warnAfter how long a session, replication slot, prepared transaction or standby may hold
+     *     the horizon back before a worker logs it; 0s turns the check off, else 1s to 1d
+     */
+    public record Horizon(@DefaultValue("5m") Duration warnAfter) {
+
+        /**
+         * Checks the value.
+         *
+         * @param warnAfter locksmith.horizon.warn-after
+         * @throws IllegalArgumentException naming the property
+         */
+        public Horizon {
+            Objects.requireNonNull(warnAfter, "warnAfter");
+            if (!warnAfter.isZero()
+                    && (warnAfter.compareTo(Duration.ofSeconds(1)) < 0
+                            || warnAfter.compareTo(Duration.ofDays(1)) > 0)) {
+                throw new IllegalArgumentException(
+                        "locksmith.horizon.warn-after must be 0s (off) or between 1s and 1d, was " + warnAfter);
+            }
         }
     }
 }

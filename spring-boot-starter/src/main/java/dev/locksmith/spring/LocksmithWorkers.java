@@ -203,7 +203,8 @@ public final class LocksmithWorkers implements SmartLifecycle {
                 .minPollInterval(settings.minPollInterval())
                 .listen(settings.listen())
                 .shutdownGrace(settings.shutdownGrace())
-                .vacuumInterval(settings.vacuumInterval());
+                .vacuumInterval(settings.vacuumInterval())
+                .horizonWarnAfter(properties.horizon().warnAfter());
     }
 
     // The future is not kept: the task logs its own failures, and stop() ends it through the executor.

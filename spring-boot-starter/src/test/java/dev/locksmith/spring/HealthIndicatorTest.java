@@ -7,9 +7,13 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.pool.ChannelAccountPool;
 import dev.locksmith.provisioning.ScratchDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.health.Health;
@@ -45,6 +49,7 @@ class HealthIndicatorTest {
                                                     "mail",
                                                     Map.of("pending", 0L, "running", 0L, "oldestPendingAge", "none"))),
                                     Map.entry("pool", Map.of("total", 0L, "idle", 0L, "leased", 0L, "expired", 0L)),
+                                    Map.entry("horizon", "none"),
                                     Map.entry("problems", List.of()));
 
                     for (int i = 0; i < 3; i++) {
@@ -87,6 +92,36 @@ class HealthIndicatorTest {
                     Health down = indicator.health();
                     assertThat(down.getStatus()).isEqualTo(Status.DOWN);
                     assertThat(down.getDetails()).containsKey("error");
+                });
+    }
+
+    @Test
+    void theOldestHolderOfTheHorizonIsADetailAndTheStatusStaysUp() {
+        ScratchDatabase database = TestDatabases.migrated("health_horizon");
+        TestDatabases.runner(database)
+                .withPropertyValues("locksmith.schema.migrate=false", "locksmith.workers.enabled=false")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    LocksmithHealthIndicator indicator = context.getBean(LocksmithHealthIndicator.class);
+                    try (Connection held = context.getBean(DataSource.class).getConnection()) {
+                        held.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+                        held.setAutoCommit(false);
+                        int pid;
+                        try (Statement s = held.createStatement();
+                                ResultSet r = s.executeQuery("SELECT pg_backend_pid()")) {
+                            r.next();
+                            pid = r.getInt(1);
+                        }
+                        Health health = indicator.health();
+                        assertThat(health.getStatus()).isEqualTo(Status.UP);
+                        assertThat(health.getDetails().get("horizon")).isInstanceOfSatisfying(Map.class, detail -> {
+                            assertThat(detail.get("kind")).isEqualTo("BACKEND");
+                            assertThat((String) detail.get("holder")).startsWith("session pid " + pid + " ");
+                            assertThat((String) detail.get("heldFor")).startsWith("PT");
+                            assertThat(detail.get("holders")).isEqualTo(1);
+                        });
+                        held.rollback();
+                    }
                 });
     }
 }

@@ -79,7 +79,7 @@ final class Completer {
         int failures = 0;
         while (true) {
             if (accepting) {
-                runtime.vacuum().runIfDue();
+                runtime.upkeep();
             }
             HeldJob first;
             try {

@@ -23,6 +23,8 @@ import org.slf4j.event.Level;
  * @param workerId written to {@code locked_by}, and named in logs
  * @param handlerFailureLogLevel the level of a failed attempt that will be retried
  * @param vacuumInterval how often the jobs table's dead rows are looked at; zero for never
+ * @param horizonWarnAfter how long something may hold the MVCC horizon back before it is logged;
+ *     zero for never
  * @param log the worker's logger (named for its public class)
  */
 public record RuntimeSettings(
@@ -38,6 +40,7 @@ public record RuntimeSettings(
         String workerId,
         Level handlerFailureLogLevel,
         Duration vacuumInterval,
+        Duration horizonWarnAfter,
         Logger log) {
 
     /** {@return whether the LISTEN connection is one of the worker's pool's} */

@@ -114,7 +114,7 @@ public final class TransactionalMode implements Mode {
             isolate[loop] = isolating || batch.claimDone;
         }
         if (runtime.running()) {
-            runtime.vacuum().runIfDue();
+            runtime.upkeep();
         }
         if (!committed) {
             return Turn.EMPTY;

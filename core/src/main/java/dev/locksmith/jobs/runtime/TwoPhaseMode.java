@@ -157,7 +157,14 @@ public final class TwoPhaseMode implements Mode {
 
     @Override
     public List<Periodic> periodic() {
-        return List.of(new Periodic(resolveInterval, resolveInterval, () -> resolveRound(transactions()), false));
+        return List.of(new Periodic(
+                resolveInterval,
+                resolveInterval,
+                () -> {
+                    resolveRound(transactions());
+                    runtime.horizon().runIfDue();
+                },
+                false));
     }
 
     @Override

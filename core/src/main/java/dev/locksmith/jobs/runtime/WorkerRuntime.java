@@ -1,5 +1,6 @@
 package dev.locksmith.jobs.runtime;
 
+import dev.locksmith.audit.HorizonReport;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.VirtualThreads;
 import dev.locksmith.jobs.engine.QueueEngine;
@@ -22,7 +23,7 @@ import org.slf4j.Logger;
  * The one worker loop: the threads, each turning its {@link Mode} until the worker stops and
  * waiting between idle turns for a NOTIFY or the poll interval; the LISTEN connection; the
  * periodic tasks (heartbeats, rescue, the two-phase resolver) on one maintenance thread; the
- * table's vacuum; start, with its pool-size check, and close, with its shutdown grace. The
+ * table's vacuum and the watch on the MVCC horizon; start, with its pool-size check, and close, with its shutdown grace. The
  * leased, transactional and two-phase workers are this runtime with one of three modes.
  * <b>Internal: not API.</b>
  */
@@ -34,6 +35,7 @@ public final class WorkerRuntime {
     private final Wakeup wakeup;
     private final Polling polling;
     private final QueueVacuum vacuum;
+    private final HorizonWatch horizon;
     private final QueueNotifications notifications;
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicBoolean started = new AtomicBoolean();
@@ -84,6 +86,7 @@ public final class WorkerRuntime {
         this.settings = settings;
         this.wakeup = new Wakeup(engine.observing(), settings.queue());
         this.vacuum = new QueueVacuum(engine.maintenance, settings.queue(), settings.vacuumInterval(), settings.log());
+        this.horizon = new HorizonWatch(new HorizonReport(engine.dsl()), settings.horizonWarnAfter(), settings.log());
         this.polling = new Polling(settings.minPollInterval(), settings.pollInterval());
         this.notifications = new QueueNotifications(
                 settings.listenSource() != null ? settings.listenSource() : dataSource,
@@ -123,8 +126,18 @@ public final class WorkerRuntime {
         return wakeup;
     }
 
-    QueueVacuum vacuum() {
-        return vacuum;
+    /**
+     * The table's upkeep between jobs, each part when it is due: the vacuum check and the watch on
+     * the MVCC horizon. Returns at once when neither is due.
+     */
+    void upkeep() {
+        vacuum.runIfDue();
+        horizon.runIfDue();
+    }
+
+    /** The watch on the MVCC horizon, for a mode that has no thread calling {@link #upkeep()}. */
+    HorizonWatch horizon() {
+        return horizon;
     }
 
     /** Counts {@code jobs} settled by the worker ({@link #processed()}). */
