@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 
 /**
@@ -34,9 +33,8 @@ final class HorizonWatch {
 
     private final HorizonReport report;
     private final Duration threshold;
-    private final long intervalNanos;
+    private final Due due;
     private final Logger log;
-    private final AtomicLong nextCheck;
     private final AtomicBoolean failedBefore = new AtomicBoolean();
     private final boolean off;
 
@@ -66,8 +64,7 @@ final class HorizonWatch {
         Duration fifth = threshold.dividedBy(5);
         Duration interval =
                 fifth.compareTo(MIN_CHECK) < 0 ? MIN_CHECK : fifth.compareTo(MAX_CHECK) > 0 ? MAX_CHECK : fifth;
-        this.intervalNanos = interval.toNanos();
-        this.nextCheck = new AtomicLong(System.nanoTime());
+        this.due = new Due(interval, true);
     }
 
     /** Checks when a check is due and no other thread took it; else returns at once. Never throws. */
@@ -75,21 +72,17 @@ final class HorizonWatch {
         if (off) {
             return;
         }
-        long now = System.nanoTime();
-        long due = nextCheck.get();
-        if (now - due < 0 || !nextCheck.compareAndSet(due, now + intervalNanos)) {
+        if (!due.take()) {
             return;
         }
+        long now = System.nanoTime();
         List<HorizonHolder> holders;
         try {
             holders = report.holders();
             failedBefore.set(false);
         } catch (RuntimeException e) {
             if (failedBefore.compareAndSet(false, true)) {
-                log.warn(
-                        "could not read what holds the MVCC horizon back; retried in {}",
-                        Duration.ofNanos(intervalNanos),
-                        e);
+                log.warn("could not read what holds the MVCC horizon back; retried in {}", due.interval(), e);
             } else {
                 log.debug("could not read what holds the MVCC horizon back, again", e);
             }

@@ -3,7 +3,6 @@ package dev.locksmith.jobs.runtime;
 import dev.locksmith.jobs.engine.Maintenance;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 
 /**
@@ -25,10 +24,9 @@ final class QueueVacuum {
     static final long MIN_DEAD_ROWS = 10_000;
 
     private final Maintenance maintenance;
-    private final long intervalNanos;
+    private final Due due;
     private final Logger log;
     private final String queueName;
-    private final AtomicLong nextCheck;
     private final AtomicBoolean failedBefore = new AtomicBoolean();
     private volatile boolean off;
 
@@ -38,10 +36,9 @@ final class QueueVacuum {
     QueueVacuum(Maintenance maintenance, String queueName, Duration interval, Logger log) {
         this.maintenance = maintenance;
         this.queueName = queueName;
-        this.intervalNanos = interval.toNanos();
+        this.due = new Due(interval, false);
         this.log = log;
         this.off = interval.isZero();
-        this.nextCheck = new AtomicLong(System.nanoTime() + intervalNanos);
     }
 
     /** Checks, and vacuums if needed, when a check is due and no other thread took it; else returns at once. */
@@ -49,9 +46,7 @@ final class QueueVacuum {
         if (off) {
             return;
         }
-        long now = System.nanoTime();
-        long due = nextCheck.get();
-        if (now - due < 0 || !nextCheck.compareAndSet(due, now + intervalNanos)) {
+        if (!due.take()) {
             return;
         }
         long started = System.nanoTime();
@@ -80,7 +75,7 @@ final class QueueVacuum {
                 log.warn(
                         "vacuum of the jobs table of queue {} failed; retried in {} s",
                         queueName,
-                        Duration.ofNanos(intervalNanos).toSeconds(),
+                        due.interval().toSeconds(),
                         e);
             } else {
                 log.debug("vacuum of the jobs table of queue {} failed again", queueName, e);
