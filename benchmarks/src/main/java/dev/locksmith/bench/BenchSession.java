@@ -47,7 +47,15 @@ public final class BenchSession implements AutoCloseable {
      * baselines write table names unqualified) and whose {@code DSLContext} maps the schema.
      */
     public BenchSession(ServerSettings settings, int poolSize, String schema) {
-        this.server = PostgresServer.startDurable(settings);
+        this(settings, poolSize, schema, Map.of());
+    }
+
+    /**
+     * {@link #BenchSession(ServerSettings, int, String)}, a server this process starts running
+     * with {@code serverConfig} too ({@link PostgresServer#startDurable(ServerSettings, Map)}).
+     */
+    public BenchSession(ServerSettings settings, int poolSize, String schema, Map<String, String> serverConfig) {
+        this.server = PostgresServer.startDurable(settings, serverConfig);
         try {
             this.database = server.scratch("locksmith_bench").create("bench");
             this.applied = LocksmithSchema.migrate(database.dataSource(), schema, EnumSet.allOf(SchemaModule.class));
@@ -102,6 +110,18 @@ public final class BenchSession implements AutoCloseable {
         return dsl.fetchValue("SELECT 'synchronous_commit=' || current_setting('synchronous_commit') "
                         + "|| ', fsync=' || current_setting('fsync')")
                 .toString();
+    }
+
+    /**
+     * {@link #durability()} and {@code autovacuum}, with autovacuum's naptime when it is on: what
+     * decides how a long run's dead tuples go.
+     */
+    public String durabilityAndVacuum() {
+        return durability()
+                + dsl.fetchValue("SELECT ', autovacuum=' || current_setting('autovacuum')"
+                                + " || CASE WHEN current_setting('autovacuum')::bool"
+                                + " THEN ' (naptime ' || current_setting('autovacuum_naptime') || ')' ELSE '' END")
+                        .toString();
     }
 
     /** Change sets applied to it. */

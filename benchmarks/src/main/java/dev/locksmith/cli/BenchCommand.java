@@ -31,11 +31,12 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
-        subcommands = LatencyCommand.class,
+        subcommands = {LatencyCommand.class, HorizonCommand.class},
         description =
                 "Run the benchmark workloads (queue-tx, queue-lease, queue-keyed, drain, pool, transfer; sustained on request) "
                         + "against raw JDBC, the library in both execution modes (through jOOQ, the default, and RAW_JDBC) "
-                        + "where the mode applies; `bench latency` measures pick-up latency.")
+                        + "where the mode applies; `bench latency` measures pick-up latency, `bench horizon` the queues and "
+                        + "the pool under a held MVCC horizon.")
 final class BenchCommand implements Callable<Integer> {
 
     @Mixin

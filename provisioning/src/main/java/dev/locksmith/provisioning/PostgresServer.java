@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -104,7 +105,7 @@ public final class PostgresServer implements AutoCloseable {
      * @throws NoPostgresServerException at once when no source works, naming all three
      */
     public static PostgresServer start(ServerSettings settings) {
-        return start(settings, PostgresServer::dockerAvailable, false);
+        return start(settings, PostgresServer::dockerAvailable, false, Map.of());
     }
 
     /**
@@ -120,14 +121,30 @@ public final class PostgresServer implements AutoCloseable {
      * @throws NoPostgresServerException at once when no source works, naming all three
      */
     public static PostgresServer startDurable(ServerSettings settings) {
-        return start(settings, PostgresServer::dockerAvailable, true);
+        return start(settings, PostgresServer::dockerAvailable, true, Map.of());
+    }
+
+    /**
+     * {@link #startDurable(ServerSettings)}, with more server settings for a server this class
+     * starts (embedded: the server's configuration; Testcontainers: {@code -c name=value}), such
+     * as {@code autovacuum=on} for a benchmark that should run as a production server does. An
+     * explicit server is used as it is configured: read the settings back to report them.
+     *
+     * @param settings the explicit server, or the source to force, if any
+     * @param serverConfig setting names and values, applied after the durable ones
+     * @return the running server; close it to stop it and drop its scratch databases
+     * @throws NoPostgresServerException at once when no source works, naming all three
+     */
+    public static PostgresServer startDurable(ServerSettings settings, Map<String, String> serverConfig) {
+        return start(settings, PostgresServer::dockerAvailable, true, Map.copyOf(serverConfig));
     }
 
     static PostgresServer start(ServerSettings settings, BooleanSupplier dockerAvailable) {
-        return start(settings, dockerAvailable, false);
+        return start(settings, dockerAvailable, false, Map.of());
     }
 
-    private static PostgresServer start(ServerSettings settings, BooleanSupplier dockerAvailable, boolean durable) {
+    private static PostgresServer start(
+            ServerSettings settings, BooleanSupplier dockerAvailable, boolean durable, Map<String, String> config) {
         Objects.requireNonNull(settings, "settings");
         List<String> failures = new ArrayList<>();
         List<Source> plan = ResolutionPlan.plan(settings, dockerAvailable);
@@ -138,7 +155,7 @@ public final class PostgresServer implements AutoCloseable {
         }
         for (Source source : plan) {
             try {
-                PostgresServer server = startFrom(source, settings, durable);
+                PostgresServer server = startFrom(source, settings, durable, config);
                 LOG.info("using {} -> {} ({})", source.description(), server.redactedUrl(), server.version());
                 return server;
             } catch (RuntimeException | Error e) {
@@ -149,7 +166,8 @@ public final class PostgresServer implements AutoCloseable {
         throw new NoPostgresServerException(failures);
     }
 
-    private static PostgresServer startFrom(Source source, ServerSettings settings, boolean durable) {
+    private static PostgresServer startFrom(
+            Source source, ServerSettings settings, boolean durable, Map<String, String> config) {
         switch (source) {
             case EXPLICIT:
                 return new PostgresServer(
@@ -160,14 +178,16 @@ public final class PostgresServer implements AutoCloseable {
                         null,
                         settings.postgresVersion());
             case TESTCONTAINERS: {
+                List<String> command = new ArrayList<>(List.of(
+                        "postgres",
+                        "-c",
+                        "max_connections=" + MAX_CONNECTIONS,
+                        "-c",
+                        "max_prepared_transactions=" + MAX_PREPARED_TRANSACTIONS));
+                config.forEach((name, value) -> command.addAll(List.of("-c", name + "=" + value)));
                 PostgreSQLContainer container = new PostgreSQLContainer(
                                 DockerImageName.parse(containerImage(settings.postgresVersion())))
-                        .withCommand(
-                                "postgres",
-                                "-c",
-                                "max_connections=" + MAX_CONNECTIONS,
-                                "-c",
-                                "max_prepared_transactions=" + MAX_PREPARED_TRANSACTIONS);
+                        .withCommand(command.toArray(String[]::new));
                 container.start();
                 try {
                     return new PostgresServer(
@@ -204,6 +224,7 @@ public final class PostgresServer implements AutoCloseable {
                                 .setServerConfig("synchronous_commit", "on")
                                 .setServerConfig("full_page_writes", "on");
                     }
+                    config.forEach(builder::setServerConfig);
                     embedded = builder.start();
                 } catch (java.io.IOException e) {
                     throw new IllegalStateException("embedded PostgreSQL did not start: " + e.getMessage(), e);

@@ -1,0 +1,206 @@
+package dev.locksmith.bench;
+
+import dev.locksmith.Locksmith;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.Worker;
+import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/** The two queues of {@link HorizonBench}: locksmith's {@code JobWorker}, and a plain DELETE queue. */
+final class HorizonQueues {
+
+    static final String QUEUE = "horizon";
+    static final String PLAIN_TABLE = "horizon_plain_queue";
+    /** Consumer threads of the plain queue: as many as a {@code JobWorker}'s default. */
+    static final int PLAIN_THREADS = 4;
+
+    private HorizonQueues() {}
+
+    /** A default {@code JobWorker}; the timed statement is its claim, as its observer sees it. */
+    static final class Library extends HorizonLoad {
+        private final DataSource ds;
+        private final String schema;
+        private final int rate;
+        private final int batch;
+        private final List<Thread> threads = new ArrayList<>();
+        private @Nullable Worker worker;
+
+        Library(DataSource ds, String schema, int rate, int batch, int phases) {
+            super(phases);
+            this.ds = ds;
+            this.schema = schema;
+            this.rate = rate;
+            this.batch = batch;
+        }
+
+        @Override
+        String label() {
+            return "locksmith JobWorker, defaults";
+        }
+
+        @Override
+        String timed() {
+            return "the worker's claim (its observer's ClaimJobs)";
+        }
+
+        @Override
+        List<String> tables() {
+            return List.of(schema + ".jobs");
+        }
+
+        @Override
+        boolean hasBacklog() {
+            return true;
+        }
+
+        @Override
+        void start() {
+            LocksmithObserver timing = new LocksmithObserver() {
+                @Override
+                public Observation start(Operation operation) {
+                    if (!(operation instanceof Operation.ClaimJobs)) {
+                        return Observation.NONE;
+                    }
+                    long begin = System.nanoTime();
+                    return new Observation() {
+                        @Override
+                        public void end(Outcome outcome) {
+                            times().time(System.nanoTime() - begin);
+                        }
+
+                        @Override
+                        public void error(Throwable error) {
+                            failures.incrementAndGet();
+                        }
+                    };
+                }
+            };
+            JobQueue workerQueue = new JobQueue(
+                    Locksmith.builder(ds).schema(schema).observer(timing).build());
+            worker = JobWorker.builder(workerQueue, QUEUE, (job, tx) -> done.incrementAndGet())
+                    .build()
+                    .start();
+            Locksmith producing = Locksmith.builder(ds).schema(schema).build();
+            JobQueue producerQueue = new JobQueue(producing);
+            List<NewJob> jobs = Collections.nCopies(batch, NewJob.of(QUEUE, "noop"));
+            threads.add(paced("horizon-producer", Math.max(1, rate / batch), () -> {
+                producing.dsl().transaction(c -> producerQueue.enqueueAll(c.dsl(), jobs));
+                produced.addAndGet(batch);
+            }));
+        }
+
+        @Override
+        public void close() throws Exception {
+            join(threads);
+            if (worker != null) {
+                worker.close();
+            }
+        }
+    }
+
+    /**
+     * The plainest queue: {@code DELETE ... WHERE id IN (SELECT id ... ORDER BY id LIMIT n FOR
+     * UPDATE SKIP LOCKED) RETURNING id}, auto-committed, on {@link #PLAIN_THREADS} threads that
+     * sleep 5 ms after an empty claim; the timed statement is that DELETE.
+     */
+    static final class Plain extends HorizonLoad {
+        private final DataSource ds;
+        private final String table;
+        private final int rate;
+        private final int batch;
+        private final List<Thread> threads = new ArrayList<>();
+
+        Plain(DataSource ds, String schema, int rate, int batch, int phases) throws Exception {
+            super(phases);
+            this.ds = ds;
+            this.table = schema + "." + PLAIN_TABLE;
+            this.rate = rate;
+            this.batch = batch;
+            Jdbc.autoCommit(ds, c -> {
+                Jdbc.update(c, "DROP TABLE IF EXISTS " + table);
+                return Jdbc.update(
+                        c,
+                        "CREATE TABLE " + table + " (id bigserial PRIMARY KEY, payload jsonb NOT NULL DEFAULT '{}',"
+                                + " created_at timestamptz NOT NULL DEFAULT now())");
+            });
+        }
+
+        @Override
+        String label() {
+            return "plain DELETE ... SKIP LOCKED, " + batch + " per tx";
+        }
+
+        @Override
+        String timed() {
+            return "the consumer's DELETE statement";
+        }
+
+        @Override
+        List<String> tables() {
+            return List.of(table);
+        }
+
+        @Override
+        boolean hasBacklog() {
+            return true;
+        }
+
+        @Override
+        void start() {
+            String insert = "INSERT INTO " + table + " (payload) SELECT '{}'::jsonb FROM generate_series(1, ?)";
+            threads.add(paced("horizon-plain-producer", Math.max(1, rate / batch), () -> {
+                Jdbc.autoCommit(ds, c -> Jdbc.update(c, insert, batch));
+                produced.addAndGet(batch);
+            }));
+            String claim = "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table + " ORDER BY id LIMIT "
+                    + batch + " FOR UPDATE SKIP LOCKED) RETURNING id";
+            for (int i = 0; i < PLAIN_THREADS; i++) {
+                Thread t = new Thread(() -> consume(claim), "horizon-plain-" + i);
+                t.setDaemon(true);
+                t.start();
+                threads.add(t);
+            }
+        }
+
+        private void consume(String claim) {
+            try (Connection c = ds.getConnection();
+                    PreparedStatement s = c.prepareStatement(claim)) {
+                c.setAutoCommit(true);
+                while (!stop.get()) {
+                    long begin = System.nanoTime();
+                    int n = 0;
+                    try (ResultSet r = s.executeQuery()) {
+                        while (r.next()) {
+                            n++;
+                        }
+                    }
+                    times().time(System.nanoTime() - begin);
+                    done.addAndGet(n);
+                    if (n == 0) {
+                        LockSupport.parkNanos(5_000_000);
+                    }
+                }
+            } catch (Exception e) {
+                failures.incrementAndGet();
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            join(threads);
+        }
+    }
+}
