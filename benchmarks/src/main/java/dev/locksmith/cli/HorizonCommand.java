@@ -154,8 +154,19 @@ final class HorizonCommand implements Callable<Integer> {
 
     private static String table(List<HorizonBench.Row> rows) {
         StringBuilder t = new StringBuilder(String.format(
-                "%n%-58s %-13s %9s %7s %9s %10s %10s %10s %8s %5s%n",
-                "load", "phase", "done/s", "min/s", "backlog+", "dead@end", "size+ MB", "median ms", "timed", "fail"));
+                "%n%-58s %-13s %7s %6s %9s %9s %8s %8s %9s %7s %8s %5s%n",
+                "load",
+                "phase",
+                "done/s",
+                "min/s",
+                "backlog+",
+                "dead@end",
+                "size+ MB",
+                "idx+ MB",
+                "median ms",
+                "p90 ms",
+                "timed",
+                "fail"));
         String last = "";
         for (HorizonBench.Row r : rows) {
             t.append(String.format(
