@@ -44,7 +44,7 @@ public final class HorizonBench {
             int poolRate,
             boolean queues,
             boolean pool) {
-        /** Validates: positive durations and rates, a batch that divides nothing smaller than 1. */
+        /** Validates: positive phase lengths and rates, a batch of at most the rate, at least one kind of load. */
         public Options {
             for (Duration d : List.of(baseline, hold, after)) {
                 if (d.isNegative() || d.isZero()) {
@@ -54,6 +54,9 @@ public final class HorizonBench {
             if (rate < 1 || batch < 1 || batch > rate || poolAccounts < 1 || poolRate < 1) {
                 throw new IllegalArgumentException(
                         "rate, batch (at most rate), pool accounts and pool rate must be positive");
+            }
+            if (!queues && !pool) {
+                throw new IllegalArgumentException("--loads takes queues, pool or both");
             }
         }
 
