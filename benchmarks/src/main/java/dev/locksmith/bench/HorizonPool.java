@@ -15,10 +15,11 @@ import org.jooq.impl.DSL;
 
 /**
  * The pool of {@link HorizonBench}: {@code acquire} then {@code release} in a transaction of its
- * own, through the public API, at a fixed rate; the timed statement is {@code acquire}. With
- * {@link #withIndexesOverLeases}, a copy of the table in a schema of its own gets back the
- * layout before change set {@code pool-007} (partial indexes over {@code locked_until}, pages
- * filled to 100%), so that both layouts run side by side in one run under the same statements.
+ * own, through the public API, at a fixed rate; the timed statement is {@code acquire}. When the
+ * migrated table has no index over its lease columns (a layout whose acquire and release are
+ * heap-only updates, under trial), {@link #withIndexesOverLeases} makes a copy of the table in a
+ * schema of its own with the partial indexes over {@code locked_until} and pages filled to 100%,
+ * so that both layouts run side by side in one run under the same statements.
  */
 final class HorizonPool extends HorizonLoad {
 
@@ -35,27 +36,36 @@ final class HorizonPool extends HorizonLoad {
     private final int accounts;
     private final int rate;
     private final String layout;
+    private final boolean leasesIndexed;
     private final AtomicLong owners = new AtomicLong();
     final AtomicLong empty = new AtomicLong();
     private final List<Thread> threads = new ArrayList<>();
 
-    private HorizonPool(DataSource ds, String schema, int accounts, int rate, String layout, int phases) {
+    private HorizonPool(DataSource ds, String schema, int accounts, int rate, int phases) throws Exception {
         super(phases);
         this.ds = ds;
         this.schema = schema;
         this.accounts = accounts;
         this.rate = rate;
-        this.layout = layout;
+        long leaseIndexes = leaseIndexes(ds, schema);
+        this.leasesIndexed = leaseIndexes > 0;
+        this.layout = (leaseIndexes == 0 ? "no index over leases" : leaseIndexes + " indexes over leases")
+                + ", fillfactor " + fillfactor(ds, schema);
     }
 
     /** The pool on the migrated schema as it is; the label says whether an index names a lease column. */
     static HorizonPool asMigrated(DataSource ds, String schema, int accounts, int rate, int phases) throws Exception {
-        return new HorizonPool(ds, schema, accounts, rate, describe(ds, schema), phases);
+        return new HorizonPool(ds, schema, accounts, rate, phases);
+    }
+
+    /** {@return whether an index of the table names a lease column (as the migrated schema has it)} */
+    boolean leasesIndexed() {
+        return leasesIndexed;
     }
 
     /**
      * The pool on a copy of {@code schema}'s table in {@code copySchema} (made afresh), with the
-     * indexes over lease state and the fillfactor that change set {@code pool-007} removed.
+     * partial indexes over lease state of change sets {@code pool-002} and {@code pool-003} and pages filled to 100%.
      */
     static HorizonPool withIndexesOverLeases(
             DataSource ds, DSLContext dsl, String schema, String copySchema, int accounts, int rate, int phases)
@@ -75,26 +85,30 @@ final class HorizonPool extends HorizonLoad {
                 "ALTER TABLE {0} SET (fillfactor = 100, autovacuum_vacuum_scale_factor = 0,"
                         + " autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_cost_delay = 0)",
                 copy);
-        return new HorizonPool(ds, copySchema, accounts, rate, describe(ds, copySchema), phases);
+        return new HorizonPool(ds, copySchema, accounts, rate, phases);
     }
 
-    /** The layout as the catalog has it: the fillfactor, and whether an index names {@code locked_until}. */
-    private static String describe(DataSource ds, String schema) throws Exception {
-        return Jdbc.autoCommit(ds, c -> {
-            long leaseIndexes = Jdbc.queryLong(
-                    c,
-                    "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexdef LIKE ?",
-                    schema,
-                    TABLE,
-                    "%locked_until%");
-            long fillfactor = Jdbc.queryLong(
-                    c,
-                    "SELECT coalesce((SELECT substr(o, 12)::int FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%'), 100)"
-                            + " FROM pg_class WHERE oid = to_regclass(?)",
-                    schema + "." + TABLE);
-            return (leaseIndexes == 0 ? "no index over leases" : leaseIndexes + " indexes over leases")
-                    + ", fillfactor " + fillfactor;
-        });
+    /** {@return how many indexes of the table name {@code locked_until}, as the catalog has them} */
+    private static long leaseIndexes(DataSource ds, String schema) throws Exception {
+        return Jdbc.autoCommit(
+                ds,
+                c -> Jdbc.queryLong(
+                        c,
+                        "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexdef LIKE ?",
+                        schema,
+                        TABLE,
+                        "%locked_until%"));
+    }
+
+    /** {@return the table's fillfactor, as the catalog has it} */
+    private static long fillfactor(DataSource ds, String schema) throws Exception {
+        return Jdbc.autoCommit(
+                ds,
+                c -> Jdbc.queryLong(
+                        c,
+                        "SELECT coalesce((SELECT substr(o, 12)::int FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%'), 100)"
+                                + " FROM pg_class WHERE oid = to_regclass(?)",
+                        schema + "." + TABLE));
     }
 
     @Override

@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "The held-horizon scenario: a producer at a fixed rate feeding a default JobWorker and a plain "
                 + "DELETE ... SKIP LOCKED queue, and the channel-account pool acquiring and releasing at a fixed "
-                + "rate (its layout and, beside it, the layout with indexes over lease columns), through a baseline, "
+                + "rate (on its layout, and on one with indexes over lease columns where its own has none), through a baseline, "
                 + "a phase while another session holds a REPEATABLE READ snapshot open, and an after phase.")
 final class HorizonCommand implements Callable<Integer> {
 
