@@ -206,23 +206,8 @@ final class JobStatements {
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(claimed(shards, limit))
-                .and(shards == Shards.ONE ? DSL.noCondition() : ASYNCHRONOUS_COMMIT)
                 .returning(JOB_COLUMNS);
     }
-
-    /**
-     * Makes the leased claim's own transaction commit without waiting for its WAL to be flushed
-     * ({@code synchronous_commit} off for that transaction only, never the session's): the
-     * claimer goes on at once instead of waiting for a disk flush per claim, and leaves the
-     * flushes to the producers' and handlers' commits. A claim lost with the server's last
-     * moments leaves its job pending, to be claimed again, as a lease that lapses does: the
-     * handler's completion (in its transaction or batched) matches the lease id and rolls back
-     * or reports the lease lost, so nothing a handler wrote commits twice. Evaluated for each
-     * row claimed (a claim of none writes nothing and commits nothing). Not on Citus, which
-     * refuses volatile functions in the WHERE clause of an UPDATE of a distributed table.
-     */
-    private static final Condition ASYNCHRONOUS_COMMIT =
-            DSL.condition("set_config('synchronous_commit', 'off', true) IS NOT NULL");
 
     /**
      * A lease id for a claim of one shard (on Citus), unique per row and claim like a random one:

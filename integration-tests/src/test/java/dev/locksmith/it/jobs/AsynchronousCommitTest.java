@@ -7,15 +7,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.Locksmith;
 import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.it.support.TestPostgres;
-import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,11 +20,10 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * The leased claim and the wake-up signal commit without waiting for the WAL flush, for their own
- * transaction only: on a pool of one connection whose session says {@code synchronous_commit =
- * on}, that connection still says so after a claim and after a wake-up went out on it, so no
- * later transaction of the application on that connection loses its durability. The claim still
- * leases what it returns, as a claim under the server's default does.
+ * The wake-up signal commits without waiting for the WAL flush, for its own transaction only: on a
+ * pool of one connection whose session says {@code synchronous_commit = on}, that connection still
+ * says so after a wake-up went out on it, so no later transaction of the application on that
+ * connection loses its durability.
  */
 class AsynchronousCommitTest extends DatabaseTest {
 
@@ -56,20 +52,6 @@ class AsynchronousCommitTest extends DatabaseTest {
             r.next();
             return r.getString(1);
         }
-    }
-
-    @Test
-    void aLeasedClaimLeavesTheSessionsSynchronousCommitAsItWas() throws Exception {
-        assertThat(synchronousCommitOfTheSession()).isEqualTo("on");
-        JobQueue queue = new JobQueue(Locksmith.builder(single).build());
-        queue.enqueueAll(dsl, Collections.nCopies(3, NewJob.of("async-claim", "k")));
-
-        List<Job> claimed = queue.claim("async-claim", 3, Duration.ofMinutes(1), "w");
-
-        assertThat(claimed).hasSize(3);
-        assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("running").and(JOBS.LOCKED_BY.eq("w"))))
-                .isEqualTo(3);
-        assertThat(synchronousCommitOfTheSession()).isEqualTo("on");
     }
 
     @Test
