@@ -2,13 +2,10 @@ package dev.locksmith.cli;
 
 import dev.locksmith.bench.BenchSession;
 import dev.locksmith.bench.HorizonBench;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -139,13 +136,7 @@ final class HorizonCommand implements Callable<Integer> {
                     session.database().password());
             List<HorizonBench.Row> rows = bench.run(System.err::println, holder);
             String table = header + table(rows);
-            Path dir = out != null
-                    ? out
-                    : Path.of(
-                            "reports",
-                            "horizon-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
-            Files.createDirectories(dir);
-            Files.writeString(dir.resolve("table.txt"), table);
+            Path dir = ReportFiles.writeTable(out, "horizon", table);
             System.out.print(table.substring(header.length()));
             System.out.printf("%nwritten: %s/table.txt%n", dir);
             return rows.stream().anyMatch(r -> r.failures() > 0) ? 1 : 0;

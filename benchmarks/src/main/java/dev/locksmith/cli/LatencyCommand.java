@@ -4,11 +4,8 @@ import dev.locksmith.bench.BenchSession;
 import dev.locksmith.bench.GraphileWorkerPeer;
 import dev.locksmith.bench.LatencyBench;
 import dev.locksmith.bench.LatencyBench.Variant;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -166,13 +163,7 @@ final class LatencyCommand implements Callable<Integer> {
                             String.format("%-16s %10.0f %14.2f%n", r.wakeUp(), r.jobsPerSecond(), r.ratioToNone()));
                 }
             }
-            Path dir = out != null
-                    ? out
-                    : Path.of(
-                            "reports",
-                            "latency-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
-            Files.createDirectories(dir);
-            Files.writeString(dir.resolve("table.txt"), table);
+            Path dir = ReportFiles.writeTable(out, "latency", table);
             System.out.print(table);
             System.out.printf("%nwritten: %s/table.txt%n", dir);
             boolean lost = rows.stream().anyMatch(r -> r.missing() > 0);
