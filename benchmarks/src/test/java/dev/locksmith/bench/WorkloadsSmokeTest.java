@@ -27,9 +27,10 @@ class WorkloadsSmokeTest {
         List<Result> results = new ArrayList<>();
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12, "bench_locks")) {
             Runner runner = new Runner(options, step -> {});
-            // jobs, schedules, channel_accounts, accounts, account_transfers, lock_wait_event, deadlock_event
+            // jobs, job_history and its default partition, schedules, channel_accounts, accounts,
+            // account_transfers, lock_wait_event, deadlock_event
             assertThat(session.dsl().fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_locks'"))
-                    .isEqualTo(7L);
+                    .isEqualTo(9L);
             for (Workload workload : session.workloads().values()) {
                 results.addAll(runner.run(workload));
             }

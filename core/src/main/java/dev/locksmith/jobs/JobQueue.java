@@ -310,7 +310,8 @@ public final class JobQueue {
 
     /**
      * Completes a leased job in the caller's transaction (so it commits with the caller's
-     * writes): deletes it, or keeps it as {@code done} when {@link JobQueueConfig#keepCompleted()}.
+     * writes): deletes it, or, when {@link JobQueueConfig#keepCompleted()}, moves it to the
+     * history ({@code job_history}) as {@code done} in the same statement.
      * The row stays locked until the caller's transaction ends, so a concurrent rescue or cancel
      * waits for it.
      *
@@ -384,7 +385,8 @@ public final class JobQueue {
     }
 
     /**
-     * Cancels a pending or running job in the caller's transaction. A worker still running it
+     * Cancels a pending or running job in the caller's transaction: it moves to the history
+     * ({@code job_history}) as {@code cancelled} in one statement. A worker still running it
      * will find its lease gone. The row stays locked until the caller's transaction ends; while
      * a worker's completing transaction holds it, this waits for that one, and then finds the job
      * finished.
@@ -399,10 +401,12 @@ public final class JobQueue {
 
     /**
      * Puts a {@code failed} or {@code cancelled} job back in its queue, in the caller's
-     * transaction: {@code pending}, due at once ({@code run_at} is the statement's time), its
-     * {@code finished_at} cleared, and {@code max_attempts} raised to {@code attempts + 1} when it
-     * had used them all, so that it gets one more claim; {@code attempts} and {@code last_error}
-     * are kept as a record of what happened. Locks the row until the caller's transaction ends;
+     * transaction, moving it from the history into the jobs table with its id in one statement
+     * (a concurrent retry of the same job waits, then finds it gone): {@code pending}, due at
+     * once ({@code run_at} is the statement's time), its {@code finished_at} cleared, and
+     * {@code max_attempts} raised to {@code attempts + 1} when it had used them all, so that it
+     * gets one more claim; {@code attempts} and {@code last_error} are kept as a record of what
+     * happened. Locks the row until the caller's transaction ends;
      * workers are woken once it committed ({@link JobQueueConfig#wakeUp()}). A job of
      * an {@linkplain NewJob.Builder#orderingKey(String) ordering key} is the head of its key again
      * if no live job of the key has a lower id, and then runs before the key's later jobs.
@@ -418,9 +422,9 @@ public final class JobQueue {
     }
 
     /**
-     * Deletes one finished ({@code done}, {@code failed} or {@code cancelled}) job in the caller's
-     * transaction. A live job is left alone: {@linkplain #cancel cancel} it first. Locks the row
-     * until the caller's transaction ends.
+     * Deletes one finished ({@code done}, {@code failed} or {@code cancelled}) job from the
+     * history in the caller's transaction. A live job is left alone: {@linkplain #cancel cancel}
+     * it first. Locks the row until the caller's transaction ends.
      *
      * @param tx the caller's transaction; the deletion commits or rolls back with it
      * @param id the job id
@@ -446,25 +450,64 @@ public final class JobQueue {
      *
      * @param tx the transaction (or auto-commit context) to read in
      * @param id the job id
-     * @return the job as of {@code tx}'s snapshot; empty when its row is gone (claimed in
-     *     transactional mode, completed without {@code keepCompleted}, or deleted by retention)
+     * @return the job as of {@code tx}'s snapshot, from the jobs table or, once finished, from the
+     *     history ({@code job_history}: one index probe per day partition); empty when its row is
+     *     gone (claimed in transactional mode, completed without {@code keepCompleted}, or expired
+     *     by retention)
      */
     public Optional<Job> find(DSLContext tx, long id) {
         return engine.reads.find(tx, id);
     }
 
     /**
-     * Deletes {@code done}, {@code failed} and {@code cancelled} jobs that finished more than
-     * {@code age} ago, {@code batchSize} rows per auto-committed statement, so that retention
-     * never holds many locks or a long transaction.
+     * Expires {@code done}, {@code failed} and {@code cancelled} jobs that finished more than
+     * {@code age} ago. Finished jobs are kept in {@code job_history}, partitioned by the UTC day
+     * they finished on: every partition whose days all ended more than {@code age} ago is dropped
+     * whole (each in its own short transaction, which waits at most two seconds for its locks and
+     * is otherwise left for the next call), and the older rows of the partition that straddles the
+     * boundary (and of the default partition) are deleted {@code batchSize} rows per
+     * auto-committed statement, as are finished rows that a library from before the history table
+     * left in {@code jobs}. So no call holds many locks or a long transaction, and expiring a day
+     * of history costs a {@code DROP TABLE}, not a delete per row.
      *
      * @param age how long ago a job must have finished (database clock); zero or more
      * @param batchSize rows per statement, 1 to 100,000
-     * @return how many rows were deleted
+     * @return how many rows were deleted: those deleted by statement, plus the rows of the dropped
+     *     partitions by the statistics ({@code pg_class.reltuples}, an estimate; 0 for a partition
+     *     never analyzed)
      * @throws IllegalArgumentException when {@code age} is negative or {@code batchSize} out of range
      */
     public int deleteFinishedOlderThan(Duration age, int batchSize) {
         return engine.maintenance.deleteFinishedOlderThan(age, batchSize);
+    }
+
+    /**
+     * Creates the partitions of {@code job_history} for today and the next {@code daysAhead} days
+     * (UTC days, by the database clock) that are missing. Workers do this themselves (for three
+     * days ahead, once an hour); call it where no worker runs, for example before finishing jobs
+     * from a batch process. A job that finishes on a day without a partition lands in the default
+     * partition, from which this call moves the day's rows into the day's new partition (locking
+     * {@code job_history} against finishing jobs meanwhile). Serialized across callers by a
+     * transaction-scoped advisory lock; a partition whose locks are not granted within two seconds
+     * is left for the next call. Needs the right to create tables in the schema (the owner's).
+     *
+     * @param daysAhead days after today, 0 to 31
+     * @return how many partitions were created
+     * @throws IllegalArgumentException when {@code daysAhead} is out of range
+     */
+    public int prepareHistory(int daysAhead) {
+        return engine.maintenance.prepareHistory(daysAhead);
+    }
+
+    /**
+     * How big the history of finished jobs is, by the statistics: catalog reads only, the same
+     * cost at any size (for gauges; nothing counts the rows).
+     *
+     * @return the estimated rows and the partitions
+     */
+    public HistorySize historySize() {
+        var estimate = engine.maintenance.historyEstimate();
+        return new HistorySize(estimate.value1(), estimate.value2());
     }
 
     /**
@@ -483,9 +526,12 @@ public final class JobQueue {
     }
 
     /**
-     * Row counts per queue and status, and the age of each queue's oldest due pending job. Two
-     * read-only statements on the queue's own {@code DSLContext} (a scan of the table); meant
-     * for metrics, not for every request.
+     * Row counts per queue and status of the jobs table, and the age of each queue's oldest due
+     * pending job. Two read-only statements on the queue's own {@code DSLContext} (a scan of the
+     * hot table); meant for metrics, not for every request. Finished jobs live in the history
+     * ({@code job_history}), which this does not count (a count there grows with the history):
+     * {@code done}, {@code failed} and {@code cancelled} counts are only of finished rows a library
+     * from before the history table left in {@code jobs}. See {@link #historySize()}.
      *
      * @return one entry per queue that has rows, ordered by queue name
      */

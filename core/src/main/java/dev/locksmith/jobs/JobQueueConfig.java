@@ -46,7 +46,7 @@ public final class JobQueueConfig {
     }
 
     /**
-     * Whether completed jobs are kept as {@code done} rather than deleted.
+     * Whether completed jobs are kept as {@code done} in the history table rather than deleted.
      *
      * @return true to keep them
      */
@@ -113,7 +113,13 @@ public final class JobQueueConfig {
 
         /**
          * Keep completed jobs as {@code done} (for retention and audit) instead of deleting them
-         * (default false).
+         * (default false). A kept job leaves the hot jobs table as it completes: the completing
+         * statement moves it into the history table ({@code job_history}, partitioned by the day
+         * it finished), where {@link JobQueue#find} still reads it and
+         * {@link JobQueue#deleteFinishedOlderThan} expires it by dropping whole days. Applies to
+         * every completion: leased ({@link JobQueue#complete}, the workers' batched completion),
+         * two-phase, and a {@link TransactionalWorker}'s, which records the jobs its claim deleted
+         * in the claiming transaction. Failed-for-good and cancelled jobs always go to the history.
          *
          * @param keep true to keep them
          * @return this builder

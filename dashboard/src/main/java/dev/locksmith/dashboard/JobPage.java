@@ -1,6 +1,7 @@
 package dev.locksmith.dashboard;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
 import dev.locksmith.exception.UniqueViolationException;
 import dev.locksmith.jobs.JobQueue;
@@ -10,7 +11,9 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.jooq.DSLContext;
+import org.jooq.Field;
 import org.jooq.Record;
+import org.jooq.SelectField;
 import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
@@ -63,14 +66,34 @@ final class JobPage {
         this.queue = queue;
     }
 
+    /**
+     * The job from {@code jobs}, else from {@code job_history} (its columns named as {@code jobs}'
+     * columns, the lease's null): one probe of the key, then one per history partition.
+     */
     static @Nullable Record read(DSLContext tx, long id) {
-        return tx.select(
-                        JOBS.asterisk(),
-                        DSL.left(DSL.field("jsonb_pretty({0})", String.class, JOBS.PAYLOAD), DSL.inline(MAX_PAYLOAD))
-                                .as("pretty"))
+        Record live = tx.select(JOBS.asterisk(), pretty(JOBS.PAYLOAD))
                 .from(JOBS)
                 .where(JOBS.ID.eq(id))
                 .fetchOne();
+        if (live != null) {
+            return live;
+        }
+        List<SelectField<?>> columns = new ArrayList<>();
+        for (Field<?> column : JOBS.fields()) {
+            Field<?> kept = JOB_HISTORY.field(column.getName());
+            columns.add(kept == null ? DSL.castNull(column).as(column.getName()) : kept.as(column.getName()));
+        }
+        columns.add(pretty(JOB_HISTORY.PAYLOAD));
+        return tx.select(columns)
+                .from(JOB_HISTORY)
+                .where(JOB_HISTORY.ID.eq(id))
+                .limit(DSL.inline(1))
+                .fetchOne();
+    }
+
+    private static Field<String> pretty(Field<?> payload) {
+        return DSL.left(DSL.field("jsonb_pretty({0})", String.class, payload), DSL.inline(MAX_PAYLOAD))
+                .as("pretty");
     }
 
     /** The job's page, or null when there is no such job. */

@@ -1,19 +1,24 @@
 package dev.locksmith.dashboard;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
+import org.jooq.Field;
 import org.jooq.Record;
+import org.jooq.SelectField;
 import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Jobs, newest first, filtered by queue, status, kind and unique key, a page at a time by keyset
- * ({@code id < before} or {@code id > after}, {@code LIMIT pageSize + 1}): a page costs the same
- * on the millionth row as on the first, and nothing counts the whole table.
+ * ({@code id < before} or {@code id > after}, {@code LIMIT pageSize + 1}) over the live jobs and
+ * the history of finished ones: a page costs the same on the hundred-millionth finished row as on
+ * the first, and nothing counts either table.
  */
 final class JobsPage {
 
@@ -50,19 +55,33 @@ final class JobsPage {
                     id(request, "after"));
         }
 
+        /** The filter on {@code jobs}. */
         Condition condition() {
+            return condition(JOBS.QUEUE, JOBS.STATUS, JOBS.KIND, JOBS.UNIQUE_KEY);
+        }
+
+        /** The filter on {@code job_history}. */
+        Condition historyCondition() {
+            return condition(JOB_HISTORY.QUEUE, JOB_HISTORY.STATUS, JOB_HISTORY.KIND, JOB_HISTORY.UNIQUE_KEY);
+        }
+
+        private Condition condition(
+                Field<String> queueColumn,
+                Field<String> statusColumn,
+                Field<String> kindColumn,
+                Field<String> keyColumn) {
             Condition c = DSL.noCondition();
             if (queue != null) {
-                c = c.and(JOBS.QUEUE.eq(queue));
+                c = c.and(queueColumn.eq(queue));
             }
             if (status != null) {
-                c = c.and(JOBS.STATUS.eq(JobsSql.status(status)));
+                c = c.and(statusColumn.eq(JobsSql.status(status)));
             }
             if (kind != null) {
-                c = c.and(JOBS.KIND.eq(kind));
+                c = c.and(kindColumn.eq(kind));
             }
             if (uniqueKey != null) {
-                c = c.and(JOBS.UNIQUE_KEY.eq(uniqueKey));
+                c = c.and(keyColumn.eq(uniqueKey));
             }
             return c;
         }
@@ -105,45 +124,100 @@ final class JobsPage {
     /** One page of rows, newest first, and whether there are newer and older ones. */
     record Slice(List<Record> rows, boolean newer, boolean older) {}
 
-    static Slice read(DSLContext tx, Filter filter, int pageSize) {
-        Condition c = filter.condition();
-        List<Record> rows;
-        boolean newer;
-        boolean older;
-        var select = tx.select(
-                        JOBS.ID,
-                        JOBS.QUEUE,
-                        JOBS.KIND,
-                        JOBS.STATUS,
-                        JOBS.PRIORITY,
-                        JOBS.ATTEMPTS,
-                        JOBS.MAX_ATTEMPTS,
-                        JOBS.RUN_AT,
-                        JOBS.CREATED_AT,
-                        JOBS.FINISHED_AT,
-                        JOBS.UNIQUE_KEY,
-                        DSL.left(JOBS.LAST_ERROR, DSL.inline(ERROR_PREVIEW * 2)).as("error"))
-                .from(JOBS);
-        if (filter.after() != null && filter.before() == null) {
-            List<Record> ascending = new ArrayList<>(select.where(c.and(JOBS.ID.gt(filter.after())))
-                    .orderBy(JOBS.ID.asc())
-                    .limit(DSL.inline(pageSize + 1))
-                    .fetch());
-            newer = ascending.size() > pageSize;
-            rows = new ArrayList<>(ascending.subList(0, Math.min(pageSize, ascending.size())));
-            java.util.Collections.reverse(rows);
-            older = true;
-        } else {
-            Condition page = filter.before() == null ? c : c.and(JOBS.ID.lt(filter.before()));
-            List<Record> descending = new ArrayList<>(select.where(page)
-                    .orderBy(JOBS.ID.desc())
-                    .limit(DSL.inline(pageSize + 1))
-                    .fetch());
-            older = descending.size() > pageSize;
-            rows = descending.subList(0, Math.min(pageSize, descending.size()));
-            newer = filter.before() != null;
+    /** {@code c} limited to the page's side of the filter's keyset bound on {@code id}. */
+    private static Condition keyset(Condition c, org.jooq.Field<Long> id, Filter filter, boolean ascending) {
+        if (ascending) {
+            return c.and(id.gt(filter.after()));
         }
-        return new Slice(rows, newer, older);
+        return filter.before() != null ? c.and(id.lt(filter.before())) : c;
+    }
+
+    /**
+     * One page: live jobs from {@code jobs} (unless the filter asks for a finished status) and
+     * finished ones from {@code job_history} (unless it asks for a live one), each read by keyset
+     * with {@code LIMIT pageSize + 1} and merged by id. In the history, a page without a status
+     * filter reads each finished status separately, so that the {@code (queue, status, id)} and
+     * {@code (status, id)} indexes serve it: each read stops after the page's rows (per day
+     * partition), whatever the history holds. Kind and unique key filter the rows those reads
+     * walk.
+     */
+    static Slice read(DSLContext tx, Filter filter, int pageSize) {
+        boolean ascending = filter.after() != null && filter.before() == null;
+        int limit = pageSize + 1;
+        List<Record> merged = new ArrayList<>();
+        if (filter.status() == null || JobsSql.LIVE_STATUSES.contains(filter.status())) {
+            Condition c = keyset(filter.condition(), JOBS.ID, filter, ascending);
+            merged.addAll(tx.select(columns(
+                            JOBS.ID,
+                            JOBS.QUEUE,
+                            JOBS.KIND,
+                            JOBS.STATUS,
+                            JOBS.PRIORITY,
+                            JOBS.ATTEMPTS,
+                            JOBS.MAX_ATTEMPTS,
+                            JOBS.RUN_AT,
+                            JOBS.CREATED_AT,
+                            JOBS.FINISHED_AT,
+                            JOBS.UNIQUE_KEY,
+                            JOBS.LAST_ERROR))
+                    .from(JOBS)
+                    .where(c)
+                    .orderBy(ascending ? JOBS.ID.asc() : JOBS.ID.desc())
+                    .limit(DSL.inline(limit))
+                    .fetch());
+        }
+        List<String> finished = filter.status() == null
+                ? JobsSql.FINISHED_STATUSES
+                : JobsSql.FINISHED_STATUSES.contains(filter.status()) ? List.of(filter.status()) : List.of();
+        for (String status : finished) {
+            Condition c = keyset(
+                    filter.historyCondition().and(JOB_HISTORY.STATUS.eq(JobsSql.status(status))),
+                    JOB_HISTORY.ID,
+                    filter,
+                    ascending);
+            merged.addAll(tx.select(columns(
+                            JOB_HISTORY.ID,
+                            JOB_HISTORY.QUEUE,
+                            JOB_HISTORY.KIND,
+                            JOB_HISTORY.STATUS,
+                            JOB_HISTORY.PRIORITY,
+                            JOB_HISTORY.ATTEMPTS,
+                            JOB_HISTORY.MAX_ATTEMPTS,
+                            JOB_HISTORY.RUN_AT,
+                            JOB_HISTORY.CREATED_AT,
+                            JOB_HISTORY.FINISHED_AT,
+                            JOB_HISTORY.UNIQUE_KEY,
+                            JOB_HISTORY.LAST_ERROR))
+                    .from(JOB_HISTORY)
+                    .where(c)
+                    .orderBy(ascending ? JOB_HISTORY.ID.asc() : JOB_HISTORY.ID.desc())
+                    .limit(DSL.inline(limit))
+                    .fetch());
+        }
+        Comparator<Record> byId = Comparator.comparing(r -> r.get(ID));
+        merged.sort(ascending ? byId : byId.reversed());
+        List<Record> page = new ArrayList<>(merged.subList(0, Math.min(limit, merged.size())));
+        boolean more = page.size() > pageSize;
+        List<Record> rows = new ArrayList<>(page.subList(0, Math.min(pageSize, page.size())));
+        if (ascending) {
+            java.util.Collections.reverse(rows);
+            return new Slice(rows, more, true);
+        }
+        return new Slice(rows, filter.before() != null, more);
+    }
+
+    private static final Field<Long> ID = DSL.field(DSL.name("id"), Long.class);
+
+    /** The listed columns, named as {@code jobs}' columns whichever table they come from. */
+    private static List<SelectField<?>> columns(Field<?>... fields) {
+        List<SelectField<?>> result = new ArrayList<>();
+        for (int i = 0; i < fields.length - 1; i++) {
+            result.add(fields[i].as(fields[i].getName()));
+        }
+        Field<?> lastError = fields[fields.length - 1];
+        result.add(DSL.left(lastError.coerce(String.class), DSL.inline(ERROR_PREVIEW * 2))
+                .as("error"));
+        return result;
     }
 
     Layout.Page render(Request request) {

@@ -4,17 +4,14 @@ import java.util.List;
 import org.jooq.Field;
 import org.jooq.impl.DSL;
 
-/** Pieces of SQL on {@code jobs} that several pages share. */
+/** Pieces of SQL on {@code jobs} and {@code job_history} that several pages share. */
 final class JobsSql {
 
     static final List<String> STATUSES = List.of("pending", "running", "done", "failed", "cancelled");
-
-    /**
-     * Finished statuses as literals. Literals, not bind values, as in core: the partial indexes
-     * ({@code WHERE status IN ('done', 'failed', 'cancelled')}, {@code WHERE status = 'pending'})
-     * serve a statement only when the planner can prove their predicate from it.
-     */
-    static final List<Field<String>> FINISHED = List.of(status("done"), status("failed"), status("cancelled"));
+    /** Statuses of jobs in the jobs table. */
+    static final List<String> LIVE_STATUSES = List.of("pending", "running");
+    /** Statuses of jobs in the history ({@code job_history}). */
+    static final List<String> FINISHED_STATUSES = List.of("done", "failed", "cancelled");
 
     private JobsSql() {}
 

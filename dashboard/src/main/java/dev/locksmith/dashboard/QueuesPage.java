@@ -1,6 +1,7 @@
 package dev.locksmith.dashboard;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.QueueDepth;
@@ -21,9 +22,11 @@ import org.jooq.types.DayToSecond;
  * The queues: per queue, pending and running jobs (counted up to the cap by
  * {@link JobQueue#depth}), the age of the oldest due job, and the jobs that finished in the last
  * hour by status; over all queues, a chart of jobs finished per minute. Finished counts come
- * from {@code finished_at} of the rows the table keeps: failed and cancelled jobs always (until
- * retention deletes them), done jobs only with {@code keepCompleted}. They read the newest
- * {@value #FINISHED_SAMPLE} finished rows at most, through the index on {@code finished_at}.
+ * from {@code finished_at} of the history ({@code job_history}): failed and cancelled jobs always
+ * (until retention expires them), done jobs only with {@code keepCompleted}. They read the newest
+ * {@value #FINISHED_SAMPLE} rows of the last hour at most, through the index on
+ * {@code finished_at} of the one or two day partitions the hour falls in: the same work with a
+ * thousand rows of history as with a hundred million.
  */
 final class QueuesPage {
 
@@ -167,19 +170,18 @@ final class QueuesPage {
     /** The newest finished jobs of the last hour, grouped by queue, status and minute. */
     static Finished finished(DSLContext tx) {
         Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
-        var recent = DSL.select(JOBS.QUEUE, JOBS.STATUS, JOBS.FINISHED_AT)
-                .from(JOBS)
-                .where(JOBS.STATUS.in(JobsSql.FINISHED))
-                .and(JOBS.FINISHED_AT.ge(
+        var recent = DSL.select(JOB_HISTORY.QUEUE, JOB_HISTORY.STATUS, JOB_HISTORY.FINISHED_AT)
+                .from(JOB_HISTORY)
+                .where(JOB_HISTORY.FINISHED_AT.ge(
                         now.minus(DSL.inline(DayToSecond.valueOf(Duration.ofMinutes(WINDOW_MINUTES))))))
-                .orderBy(JOBS.FINISHED_AT.desc())
+                .orderBy(JOB_HISTORY.FINISHED_AT.desc())
                 .limit(DSL.inline(FINISHED_SAMPLE))
                 .asTable("recent");
-        Field<String> queue = recent.field(JOBS.QUEUE);
-        Field<String> status = recent.field(JOBS.STATUS);
+        Field<String> queue = recent.field(JOB_HISTORY.QUEUE);
+        Field<String> status = recent.field(JOB_HISTORY.STATUS);
         Field<Integer> minutesAgo = DSL.field(
                 "floor(extract(epoch FROM ({0} - {1})) / 60)::int",
-                SQLDataType.INTEGER, now, recent.field(JOBS.FINISHED_AT));
+                SQLDataType.INTEGER, now, recent.field(JOB_HISTORY.FINISHED_AT));
         Map<String, long[]> byQueue = new TreeMap<>();
         long[][] byMinute = new long[WINDOW_MINUTES + 1][2];
         long total = 0;

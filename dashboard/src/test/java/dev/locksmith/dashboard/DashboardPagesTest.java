@@ -3,6 +3,7 @@ package dev.locksmith.dashboard;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 import static dev.locksmith.codegen.Tables.SCHEDULES;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -93,6 +94,7 @@ class DashboardPagesTest {
     @BeforeEach
     void empty() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(JOB_HISTORY).execute();
     }
 
     private long failedJob(String payloadJson, String error) {

@@ -20,11 +20,12 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 29;
+    static final int CHANGE_SETS = 31;
 
     static final Set<String> TABLES = Set.of(
             "channel_accounts",
             "jobs",
+            "job_history",
             "schedules",
             "accounts",
             "lock_wait_event",
@@ -81,6 +82,8 @@ class SchemaMigrationTest {
                         "queue-008-jobs-no-vacuum-truncate",
                         "queue-009-citus-distribute-jobs",
                         "queue-010-schedules-ordering-key",
+                        "queue-011-job-history",
+                        "queue-012-citus-distribute-job-history",
                         "pool-000-schema",
                         "pool-001-move-channel_accounts-from-0.1",
                         "pool-002-channel-accounts",

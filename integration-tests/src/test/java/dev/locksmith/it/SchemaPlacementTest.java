@@ -93,6 +93,8 @@ class SchemaPlacementTest {
         assertThat(tablesIn("billing_locks"))
                 .containsExactlyInAnyOrder(
                         "jobs",
+                        "job_history",
+                        "job_history_default",
                         "schedules",
                         "accounts",
                         "account_transfers",
@@ -154,7 +156,8 @@ class SchemaPlacementTest {
     void oneModuleAloneCreatesOnlyItsTablesAndTheOthersFailClearly() throws Exception {
         List<AppliedChangeSet> applied = LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(applied).extracting(AppliedChangeSet::id).allMatch(id -> id.startsWith("queue-"));
-        assertThat(tablesIn("locksmith")).containsExactlyInAnyOrder("jobs", "schedules");
+        assertThat(tablesIn("locksmith"))
+                .containsExactlyInAnyOrder("jobs", "job_history", "job_history_default", "schedules");
 
         JobQueue queue = new JobQueue(dsl);
         CountDownLatch handled = new CountDownLatch(1);
@@ -268,6 +271,8 @@ class SchemaPlacementTest {
         assertThat(tablesIn("locksmith"))
                 .containsExactlyInAnyOrder(
                         "jobs",
+                        "job_history",
+                        "job_history_default",
                         "schedules",
                         "accounts",
                         "account_transfers",

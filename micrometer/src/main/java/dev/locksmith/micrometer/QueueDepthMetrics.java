@@ -1,5 +1,6 @@
 package dev.locksmith.micrometer;
 
+import dev.locksmith.jobs.HistorySize;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.QueueDepth;
 import io.micrometer.core.instrument.Gauge;
@@ -29,6 +30,11 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code locksmith.jobs.oldest.pending.age} ({@code queue}; base unit seconds): how long
  *       the oldest due pending job has been due; <b>0 when no pending job is due</b> (the queue
  *       is caught up), so that an alert on the age is a plain threshold.</li>
+ *   <li>{@code locksmith.jobs.history.rows} and {@code locksmith.jobs.history.partitions}: the
+ *       size of the history of finished jobs ({@link JobQueue#historySize()}): an <b>estimate</b>
+ *       from the statistics ({@code pg_class.reltuples}, as of each partition's last ANALYZE),
+ *       read from the catalog, so that a scrape costs the same at 10<sup>8</sup> finished jobs
+ *       as at 10<sup>3</sup>; finished jobs are never counted.</li>
  * </ul>
  *
  * <p>No thread of its own: the first gauge read after the interval runs the statement on the
@@ -60,7 +66,7 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
     private final Duration refreshInterval;
     private final int cap;
     private final GaugeBinding binding = new GaugeBinding("QueueDepthMetrics");
-    private final List<CachedReading<QueueDepth>> readings = new ArrayList<>();
+    private final List<CachedReading<?>> readings = new ArrayList<>();
 
     private QueueDepthMetrics(Builder b) {
         this.jobQueue = b.jobQueue;
@@ -134,6 +140,23 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                     .strongReference(true)
                     .register(registry));
         }
+        CachedReading<HistorySize> history = new CachedReading<>(
+                jobQueue::historySize,
+                "the size of the job history",
+                refreshInterval,
+                registry.config().clock(),
+                LOG);
+        readings.add(history);
+        binding.add(Gauge.builder("locksmith.jobs.history.rows", history, r -> value(r, h -> h.estimatedRows()))
+                .description("Finished jobs kept in the history, by the statistics (pg_class.reltuples as of the "
+                        + "last ANALYZE): an estimate, read from the catalog, never counted")
+                .baseUnit("rows")
+                .strongReference(true)
+                .register(registry));
+        binding.add(Gauge.builder("locksmith.jobs.history.partitions", history, r -> value(r, h -> h.partitions()))
+                .description("Partitions of the job history (one per day, and the default partition)")
+                .strongReference(true)
+                .register(registry));
     }
 
     /** Removes the gauges from the registry; no statement runs after this. Idempotent. */
@@ -159,9 +182,9 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                 .register(registry));
     }
 
-    private static double value(CachedReading<QueueDepth> reading, ToDoubleFunction<QueueDepth> of) {
-        @Nullable QueueDepth depth = reading.get();
-        return depth == null ? Double.NaN : of.applyAsDouble(depth);
+    private static <T> double value(CachedReading<T> reading, ToDoubleFunction<T> of) {
+        @Nullable T read = reading.get();
+        return read == null ? Double.NaN : of.applyAsDouble(read);
     }
 
     private static double seconds(Duration age) {

@@ -85,7 +85,7 @@ public final class CodegenDatabase {
                       <name>org.jooq.meta.postgres.PostgresDatabase</name>
                       <inputSchema>locksmith</inputSchema>
                       <includes>.*</includes>
-                      <excludes>databasechangelog|databasechangeloglock</excludes>
+                      <excludes>databasechangelog|databasechangeloglock|job_history_.*</excludes>
                     </database>
                     <generate>
                       <records>true</records>

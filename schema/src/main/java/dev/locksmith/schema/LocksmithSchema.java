@@ -93,7 +93,7 @@ public final class LocksmithSchema {
      * Uses one connection from the data source for the duration and restores its auto-commit
      * mode before returning it. Every module's clash check runs before any change set.
      *
-     * <p>Prints nothing: it logs one INFO line through SLF4J ({@code applied 29 change sets to
+     * <p>Prints nothing: it logs one INFO line through SLF4J ({@code applied 31 change sets to
      * schema locksmith (modules: ...)}, 0 when up to date), and Liquibase's own log goes to SLF4J
      * one level quieter (its INFO at DEBUG, under the {@code liquibase} loggers).
      *

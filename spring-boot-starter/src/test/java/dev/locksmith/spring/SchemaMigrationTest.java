@@ -83,7 +83,12 @@ class SchemaMigrationTest {
                                             + "ORDER BY 1",
                                     "billing_locks")
                             .getValues(0, String.class);
-                    assertThat(tables).containsExactly("jobs", "schedules"); // the queue module's tables
+                    assertThat(tables)
+                            .containsExactly(
+                                    "job_history",
+                                    "job_history_default",
+                                    "jobs",
+                                    "schedules"); // the queue module's tables
                     assertThat(dsl.fetchValue("SELECT count(*) FROM pg_namespace WHERE nspname = ?", "locksmith"))
                             .isEqualTo(0L);
                 });

@@ -189,7 +189,10 @@ class WorkersTest {
                         queue.cancel(c.dsl(), old);
                         queue.cancel(c.dsl(), recent);
                     });
-                    dsl.execute("UPDATE locksmith.jobs SET finished_at = now() - interval '2 hours' WHERE id = ?", old);
+                    // cancelled jobs are in the history
+                    dsl.execute(
+                            "UPDATE locksmith.job_history SET finished_at = now() - interval '2 hours' WHERE id = ?",
+                            old);
                     // the workers' lifecycle started retention at once; restart it to run now, after the update
                     LocksmithWorkers workers = context.getBean(LocksmithWorkers.class);
                     workers.stop();
@@ -197,7 +200,8 @@ class WorkersTest {
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     List<Long> left;
                     do {
-                        left = dsl.fetch("SELECT id FROM locksmith.jobs WHERE queue = 'retained' ORDER BY id")
+                        left = dsl.fetch("SELECT id FROM locksmith.jobs WHERE queue = 'retained' UNION ALL "
+                                        + "SELECT id FROM locksmith.job_history WHERE queue = 'retained' ORDER BY id")
                                 .getValues(0, Long.class);
                     } while (left.contains(old) && System.nanoTime() < deadline);
                     assertThat(left).containsExactly(recent, pending);

@@ -2,6 +2,7 @@ package dev.locksmith.jobs.engine;
 
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Durations;
+import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.Texts;
 import dev.locksmith.internal.TransactionGuard;
@@ -12,6 +13,7 @@ import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
@@ -65,6 +67,20 @@ public final class Claims {
      */
     public List<Job> inTransactionUnreported(DSLContext tx, Claim claim) {
         return inTransaction(tx, claim, false);
+    }
+
+    /**
+     * Records jobs of a transactional claim whose handlers succeeded as {@code done} in
+     * {@code job_history}, in the claiming transaction, when the queue keeps completed jobs
+     * ({@code keepCompleted}); does nothing otherwise. One insert for all of them.
+     *
+     * @param tx the claiming transaction, before it commits
+     * @param jobs the completed jobs, as the claim returned them
+     */
+    public void keepDone(DSLContext tx, Collection<Job> jobs) {
+        if (context.config.keepCompleted() && !jobs.isEmpty()) {
+            Errors.translating(() -> History.insert(context.on(tx), jobs, Sql.DONE, null));
+        }
     }
 
     private List<Job> inTransaction(DSLContext tx, Claim claim, boolean events) {

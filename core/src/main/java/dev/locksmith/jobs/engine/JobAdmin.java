@@ -1,12 +1,20 @@
 package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
+import dev.locksmith.codegen.tables.records.JobHistoryRecord;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Errors;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.jooq.CommonTableExpression;
 import org.jooq.DSLContext;
+import org.jooq.Record;
+import org.jooq.SelectField;
+import org.jooq.TableField;
 import org.jooq.impl.DSL;
 
 /**
@@ -30,14 +38,8 @@ public final class JobAdmin {
      */
     public boolean cancel(DSLContext tx, long id) {
         DSLContext ctx = context.on(tx);
-        return Errors.translating(() -> ctx.update(JOBS)
-                        .set(JOBS.STATUS, Sql.CANCELLED)
-                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .setNull(JOBS.LOCKED_BY)
-                        .setNull(JOBS.LOCKED_UNTIL)
-                        .setNull(JOBS.LEASE_ID)
-                        .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.LIVE)))
+        return Errors.translating(() -> History.move(
+                                ctx, JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.LIVE)), History.finishing(Sql.CANCELLED))
                         .execute())
                 == 1;
     }
@@ -50,16 +52,17 @@ public final class JobAdmin {
      */
     public boolean retry(DSLContext tx, long id) {
         DSLContext ctx = context.on(tx);
-        Optional<String> queue = Errors.translating(() -> ctx.update(JOBS)
-                .set(JOBS.STATUS, Sql.PENDING)
-                .set(JOBS.RUN_AT, Sql.statementTime())
-                .set(JOBS.MAX_ATTEMPTS, DSL.greatest(JOBS.MAX_ATTEMPTS, JOBS.ATTEMPTS.plus(1)))
-                .setNull(JOBS.FINISHED_AT)
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.FAILED, Sql.CANCELLED)))
-                .returning(JOBS.QUEUE)
-                .fetchOptional()
-                .map(JobsRecord::getQueue));
+        Optional<String> queue = Errors.translating(() -> fromHistory(ctx, id)
+                .or(() -> ctx.update(JOBS)
+                        .set(JOBS.STATUS, Sql.PENDING)
+                        .set(JOBS.RUN_AT, Sql.statementTime())
+                        .set(JOBS.MAX_ATTEMPTS, DSL.greatest(JOBS.MAX_ATTEMPTS, JOBS.ATTEMPTS.plus(1)))
+                        .setNull(JOBS.FINISHED_AT)
+                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+                        .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.FAILED, Sql.CANCELLED)))
+                        .returning(JOBS.QUEUE)
+                        .fetchOptional()
+                        .map(JobsRecord::getQueue)));
         if (queue.isEmpty()) {
             return false;
         }
@@ -82,9 +85,59 @@ public final class JobAdmin {
      */
     public boolean deleteFinished(DSLContext tx, long id) {
         DSLContext ctx = context.on(tx);
-        return Errors.translating(() -> ctx.deleteFrom(JOBS)
-                        .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.FINISHED)))
-                        .execute())
-                == 1;
+        return Errors.translating(() ->
+                        ctx.deleteFrom(JOB_HISTORY).where(JOB_HISTORY.ID.eq(id)).execute()
+                                + ctx.deleteFrom(JOBS)
+                                        .where(JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.FINISHED)))
+                                        .execute())
+                >= 1;
+    }
+
+    /**
+     * Moves a failed or cancelled job from {@code job_history} back into {@code jobs}, pending and
+     * due now, in one statement ({@code WITH back AS (DELETE FROM job_history ... RETURNING ...)
+     * INSERT INTO jobs ...}): a concurrent retry or deletion of the same job waits for the row and
+     * then finds it gone, so the job is put back once. Empty when history has no such job (the
+     * caller then looks in {@code jobs}, where a library before the history table left finished
+     * rows).
+     */
+    private static Optional<String> fromHistory(DSLContext ctx, long id) {
+        List<SelectField<?>> returned = new ArrayList<>();
+        for (TableField<JobHistoryRecord, ?> column : History.KEPT) {
+            if (column == JOB_HISTORY.STATUS) {
+                returned.add(Sql.PENDING.as(column.getUnqualifiedName()));
+            } else if (column == JOB_HISTORY.MAX_ATTEMPTS) {
+                returned.add(DSL.greatest(JOB_HISTORY.MAX_ATTEMPTS, JOB_HISTORY.ATTEMPTS.plus(1))
+                        .as(column.getUnqualifiedName()));
+            } else if (column == JOB_HISTORY.FINISHED_AT) {
+                returned.add(DSL.castNull(JOB_HISTORY.FINISHED_AT).as(column.getUnqualifiedName()));
+            } else {
+                returned.add(column);
+            }
+        }
+        CommonTableExpression<Record> back = DSL.name("back")
+                .as(DSL.deleteFrom(JOB_HISTORY)
+                        .where(JOB_HISTORY.ID.eq(id))
+                        .and(JOB_HISTORY.STATUS.in(Sql.FAILED, Sql.CANCELLED))
+                        .returningResult(returned));
+        // The times are the insert's, not the delete's RETURNING: Citus refuses functions that are
+        // not immutable there.
+        List<SelectField<?>> inserted = new ArrayList<>();
+        for (TableField<JobHistoryRecord, ?> column : History.KEPT) {
+            if (column == JOB_HISTORY.RUN_AT) {
+                inserted.add(Sql.statementTime());
+            } else if (column == JOB_HISTORY.UPDATED_AT) {
+                inserted.add(DSL.currentOffsetDateTime());
+            } else {
+                inserted.add(back.field(column.getUnqualifiedName()));
+            }
+        }
+        return ctx.with(back)
+                .insertInto(JOBS)
+                .columns(History.FROM_JOBS)
+                .select(DSL.select(inserted).from(back))
+                .returning(JOBS.QUEUE)
+                .fetchOptional()
+                .map(JobsRecord::getQueue);
     }
 }

@@ -1,5 +1,6 @@
 package dev.locksmith.jobs.engine;
 
+import dev.locksmith.codegen.tables.records.JobHistoryRecord;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.jobs.JobStatus;
 import java.sql.ResultSet;
@@ -121,6 +122,35 @@ public record JobRow(
                 r.getLastError(),
                 r.getCreatedAt(),
                 r.getLeaseId(),
+                r.getTraceparent(),
+                r.getOrderingKey());
+    }
+
+    /**
+     * The columns of a finished job read from {@code job_history}, which keeps no lease.
+     *
+     * @param r the record
+     * @return the columns
+     */
+    @SuppressWarnings("NullAway") // job_history.payload is NOT NULL: the null branch only guards a broken row
+    public static JobRow of(JobHistoryRecord r) {
+        return new JobRow(
+                r.getId(),
+                r.getQueue(),
+                r.getShard(),
+                r.getKind(),
+                r.getPayload() == null ? null : r.getPayload().data(),
+                r.getPriority(),
+                r.getRunAt(),
+                status(r.getStatus()),
+                r.getAttempts(),
+                r.getMaxAttempts(),
+                null,
+                null,
+                r.getUniqueKey(),
+                r.getLastError(),
+                r.getCreatedAt(),
+                null,
                 r.getTraceparent(),
                 r.getOrderingKey());
     }

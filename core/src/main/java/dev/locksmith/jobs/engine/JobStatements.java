@@ -1,6 +1,7 @@
 package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.jobs.Claim;
@@ -131,18 +132,10 @@ final class JobStatements {
         return RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(owned).returning(JOBS.ID));
     }
 
+    /** Completion with {@code keepCompleted}: the rows move to {@code job_history} as {@code done}. */
     private static RenderedQuery completeKeepingDone(DSLContext dsl, Condition owned) {
         return RenderedQuery.of(
-                dsl,
-                dsl.update(JOBS)
-                        .set(JOBS.STATUS, Sql.DONE)
-                        .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .set(JOBS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
-                        .set(JOBS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                        .set(JOBS.LEASE_ID, DSL.castNull(SQLDataType.UUID))
-                        .where(owned)
-                        .returning(JOBS.ID));
+                dsl, History.move(dsl, owned, History.finishing(Sql.DONE)).returning(JOB_HISTORY.ID));
     }
 
     /**

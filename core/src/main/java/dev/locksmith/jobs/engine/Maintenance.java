@@ -1,14 +1,12 @@
 package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
-import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Durations;
 import dev.locksmith.internal.Errors;
-import dev.locksmith.jobs.JobStatus;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,10 +17,8 @@ import java.util.stream.IntStream;
 import org.jooq.Condition;
 import org.jooq.Field;
 import org.jooq.Record2;
-import org.jooq.Result;
 import org.jooq.impl.DSL;
 import org.jooq.types.DayToSecond;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -39,9 +35,36 @@ public final class Maintenance {
     private static final Set<String> AUTOVACUUM_WARNED = ConcurrentHashMap.newKeySet();
 
     private final QueueContext context;
+    private final HistoryPartitions partitions;
 
     Maintenance(QueueContext context) {
         this.context = context;
+        this.partitions = new HistoryPartitions(context);
+    }
+
+    /**
+     * Creates the partitions of {@code job_history} for today and the next {@code daysAhead} days
+     * (UTC, database clock) that do not exist yet, moving into each the rows the default partition
+     * holds for its day. Serialized across workers by a transaction-scoped advisory lock; a
+     * partition whose locks are not granted within two seconds is left for the next call.
+     *
+     * @param daysAhead days after today, 0 to 31
+     * @return how many partitions were created
+     */
+    public int prepareHistory(int daysAhead) {
+        if (daysAhead < 0 || daysAhead > 31) {
+            throw new IllegalArgumentException("daysAhead must be between 0 and 31, was " + daysAhead);
+        }
+        return partitions.prepare(daysAhead);
+    }
+
+    /**
+     * The size of {@code job_history} by the statistics: catalog reads only.
+     *
+     * @return estimated rows (pg_class.reltuples summed over the partitions) and partition count
+     */
+    public Record2<Long, Integer> historyEstimate() {
+        return partitions.estimate();
     }
 
     /**
@@ -55,21 +78,19 @@ public final class Maintenance {
         int total = 0;
         int batch;
         Map<String, int[]> byQueue = new TreeMap<>();
-        // On Citus a statement that locks rows must name one shard: one pass per shard, and
-        // Citus refuses now() inside CASE, so the exhausted and the other jobs get one
-        // statement each there. On one server, one statement with CASE.
+        // On Citus a statement that locks rows must name one shard: one pass per shard. The
+        // exhausted jobs move to job_history (failed for good), the others become pending again:
+        // one statement each.
         int distributed = context.shards(context.dsl);
         List<Condition> scopes = distributed == 0
                 ? List.of(DSL.noCondition())
                 : IntStream.range(0, distributed).mapToObj(JOBS.SHARD::eq).toList();
-        List<@Nullable Boolean> kinds = distributed == 0 ? Collections.singletonList(null) : List.of(true, false);
         for (Condition scope : scopes) {
-            for (Boolean exhausted : kinds) {
+            for (boolean exhausted : new boolean[] {true, false}) {
                 do {
-                    var rescued = rescueBatch(scope, exhausted);
-                    batch = rescued.size();
-                    rescued.forEach(r -> byQueue.computeIfAbsent(r.getQueue(), q -> new int[2])[
-                            JobRow.status(r.getStatus()) == JobStatus.FAILED ? 1 : 0]++);
+                    List<String> queues = rescueBatch(scope, exhausted);
+                    batch = queues.size();
+                    queues.forEach(q -> byQueue.computeIfAbsent(q, k -> new int[2])[exhausted ? 1 : 0]++);
                     total += batch;
                 } while (batch == RESCUE_BATCH);
             }
@@ -79,55 +100,73 @@ public final class Maintenance {
     }
 
     /**
-     * One batch of expired leases in {@code scope} made pending again, or failed when they used
-     * their last attempt: all of them when {@code exhausted} is null, else only the exhausted
-     * ones (true) or only the others (false).
+     * One batch of expired leases in {@code scope}: those that used their last attempt moved to
+     * {@code job_history} as failed ({@code exhausted}), or the others made pending again.
+     *
+     * @return the queue of each job rescued
      */
-    private Result<JobsRecord> rescueBatch(Condition scope, @Nullable Boolean exhausted) {
+    private List<String> rescueBatch(Condition scope, boolean exhausted) {
         Condition used = JOBS.ATTEMPTS.ge(JOBS.MAX_ATTEMPTS);
-        Field<String> status = exhausted == null
-                ? DSL.when(used, Sql.FAILED).otherwise(Sql.PENDING)
-                : exhausted ? Sql.FAILED : Sql.PENDING;
-        Field<OffsetDateTime> finishedAt = exhausted == null
-                ? DSL.when(used, DSL.currentOffsetDateTime()).otherwise(JOBS.FINISHED_AT)
-                : exhausted ? DSL.currentOffsetDateTime() : JOBS.FINISHED_AT;
-        Condition which = exhausted == null ? DSL.noCondition() : exhausted ? used : used.not();
+        Condition which = scope.and(JOBS.ID.in(context.dsl
+                .select(JOBS.ID)
+                .from(JOBS)
+                .where(scope)
+                .and(JOBS.STATUS.eq(Sql.RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
+                .and(exhausted ? used : used.not())
+                .limit(RESCUE_BATCH)
+                .forUpdate()
+                .skipLocked()));
+        Field<String> lastError = DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired"));
+        if (exhausted) {
+            return Errors.translating(() -> History.move(context.dsl, which, History.finishing(Sql.FAILED, lastError))
+                    .returning(JOB_HISTORY.QUEUE)
+                    .fetch(JOB_HISTORY.QUEUE));
+        }
         return Errors.translating(() -> context.dsl
                 .update(JOBS)
-                .set(JOBS.STATUS, status)
-                .set(JOBS.FINISHED_AT, finishedAt)
-                .set(JOBS.LAST_ERROR, DSL.concat(DSL.val("lease of "), JOBS.LOCKED_BY, DSL.val(" expired")))
+                .set(JOBS.STATUS, Sql.PENDING)
+                .set(JOBS.LAST_ERROR, lastError)
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .setNull(JOBS.LOCKED_BY)
                 .setNull(JOBS.LOCKED_UNTIL)
                 .setNull(JOBS.LEASE_ID)
-                .where(scope)
-                .and(JOBS.ID.in(context.dsl
-                        .select(JOBS.ID)
-                        .from(JOBS)
-                        .where(scope)
-                        .and(JOBS.STATUS.eq(Sql.RUNNING).and(JOBS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime())))
-                        .and(which)
-                        .limit(RESCUE_BATCH)
-                        .forUpdate()
-                        .skipLocked()))
-                .returning(JOBS.QUEUE, JOBS.STATUS)
-                .fetch());
+                .where(which)
+                .returning(JOBS.QUEUE)
+                .fetch(JOBS.QUEUE));
     }
 
     /**
-     * Deletes finished jobs that finished more than {@code age} ago, {@code batchSize} rows per
-     * auto-committed statement.
+     * Expires finished jobs that finished more than {@code age} ago: drops the partitions of
+     * {@code job_history} whose every day is older than that, then deletes the older rows left in
+     * the partition that straddles the boundary (and in the default partition), and any finished
+     * rows left in {@code jobs} by a library from before the history table, {@code batchSize}
+     * rows per auto-committed statement.
      *
-     * @return how many rows were deleted
+     * @return rows deleted by statement, plus the rows of the dropped partitions by the statistics
      */
     public int deleteFinishedOlderThan(Duration age, int batchSize) {
         Duration minAge = Durations.nonNegative("age", age);
         if (batchSize < 1 || batchSize > 100_000) {
             throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
         }
-        int total = 0;
+        OffsetDateTime cutoff = Errors.translating(() -> context.dsl
+                .select(DSL.currentOffsetDateTime().minus(DSL.val(DayToSecond.valueOf(minAge))))
+                .fetchSingle()
+                .value1());
+        long total = partitions.dropBefore(cutoff).estimatedRows();
         int batch;
+        do {
+            batch = Errors.translating(() -> context.dsl
+                    .deleteFrom(JOB_HISTORY)
+                    .where(DSL.row(JOB_HISTORY.ID, JOB_HISTORY.FINISHED_AT)
+                            .in(context.dsl
+                                    .select(JOB_HISTORY.ID, JOB_HISTORY.FINISHED_AT)
+                                    .from(JOB_HISTORY)
+                                    .where(JOB_HISTORY.FINISHED_AT.lt(cutoff))
+                                    .limit(batchSize)))
+                    .execute());
+            total += batch;
+        } while (batch == batchSize);
         do {
             batch = Errors.translating(() -> context.dsl
                     .deleteFrom(JOBS)
@@ -135,13 +174,12 @@ public final class Maintenance {
                             .select(JOBS.ID)
                             .from(JOBS)
                             .where(JOBS.STATUS.in(Sql.FINISHED))
-                            .and(JOBS.FINISHED_AT.lt(
-                                    DSL.currentOffsetDateTime().minus(DSL.val(DayToSecond.valueOf(minAge)))))
+                            .and(JOBS.FINISHED_AT.lt(cutoff))
                             .limit(batchSize)))
                     .execute());
             total += batch;
         } while (batch == batchSize);
-        return total;
+        return (int) Math.min(Integer.MAX_VALUE, total);
     }
 
     /**

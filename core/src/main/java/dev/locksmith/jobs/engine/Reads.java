@@ -1,6 +1,7 @@
 package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.RenderedQuery;
@@ -37,25 +38,41 @@ public final class Reads {
     }
 
     /**
-     * Reads a job without locking it.
+     * Reads a job without locking it: in {@code jobs}, else in {@code job_history} (one index probe
+     * per partition).
      *
      * @return the job as of {@code tx}'s snapshot; empty when its row is gone
      */
     public Optional<Job> find(DSLContext tx, long id) {
         DSLContext ctx = context.on(tx);
-        return Errors.translating(
-                () -> ctx.selectFrom(JOBS).where(JOBS.ID.eq(id)).fetchOptional().map(r -> context.job(JobRow.of(r))));
+        return Errors.translating(() -> ctx.selectFrom(JOBS)
+                .where(JOBS.ID.eq(id))
+                .fetchOptional()
+                .map(r -> context.job(JobRow.of(r)))
+                .or(() -> ctx.selectFrom(JOB_HISTORY)
+                        .where(JOB_HISTORY.ID.eq(id))
+                        .limit(1)
+                        .fetchOptional()
+                        .map(r -> context.job(JobRow.of(r)))));
     }
 
     /**
-     * Reads jobs without locking them.
+     * Reads jobs without locking them, in {@code jobs} and in {@code job_history}.
      *
      * @return the jobs found, by id, as of {@code tx}'s snapshot
      */
     public Map<Long, Job> findAll(DSLContext tx, Collection<Long> ids) {
         DSLContext ctx = context.on(tx);
-        return Errors.translating(
-                () -> ctx.selectFrom(JOBS).where(JOBS.ID.in(ids)).fetchMap(JOBS.ID, r -> context.job(JobRow.of(r))));
+        return Errors.translating(() -> {
+            Map<Long, Job> found = new HashMap<>(
+                    ctx.selectFrom(JOBS).where(JOBS.ID.in(ids)).fetchMap(JOBS.ID, r -> context.job(JobRow.of(r))));
+            if (found.size() < ids.size()) {
+                ctx.selectFrom(JOB_HISTORY)
+                        .where(JOB_HISTORY.ID.in(ids))
+                        .forEach(r -> found.putIfAbsent(r.getId(), context.job(JobRow.of(r))));
+            }
+            return found;
+        });
     }
 
     /**
@@ -100,12 +117,16 @@ public final class Reads {
                 .from(JOBS)
                 .where(JOBS.ID.in(ids))
                 .and(JOBS.STATUS.ne(Sql.DONE))
+                .unionAll(DSL.select(JOB_HISTORY.ID)
+                        .from(JOB_HISTORY)
+                        .where(JOB_HISTORY.ID.in(ids))
+                        .and(JOB_HISTORY.STATUS.ne(Sql.DONE)))
                 .fetchSet(JOBS.ID));
     }
 
     /**
-     * Row counts per queue and status, and the age of each queue's oldest due pending job: two
-     * read-only statements (a scan of the table).
+     * Row counts per queue and status of {@code jobs}, and the age of each queue's oldest due
+     * pending job: two read-only statements (a scan of the hot table, not of the history).
      *
      * @return one entry per queue that has rows, ordered by queue name
      */

@@ -13,6 +13,7 @@ import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
@@ -83,29 +84,24 @@ public final class Settlement {
         return observed(
                 job,
                 () -> Errors.translating(() -> {
+                    if (effective == JobControl.Action.FAIL || effective == JobControl.Action.CANCEL) {
+                        // finished for good: the row moves to job_history in this one statement
+                        int moved = History.move(
+                                        ctx, owned, History.finishing(finalStatus(effective), DSL.val(message)))
+                                .execute();
+                        return moved == 0
+                                ? new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty())
+                                : result(effective, job.runAt());
+                    }
                     var update = ctx.update(JOBS)
                             .set(JOBS.UPDATED_AT, Sql.statementTime())
                             .setNull(JOBS.LOCKED_BY)
                             .setNull(JOBS.LOCKED_UNTIL)
-                            .setNull(JOBS.LEASE_ID);
-                    var set = switch (effective) {
-                        case SNOOZE ->
-                            update.set(JOBS.STATUS, Sql.PENDING)
-                                    .set(JOBS.RUN_AT, Sql.after(delay))
-                                    .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1));
-                        case RETRY ->
-                            update.set(JOBS.STATUS, Sql.PENDING)
-                                    .set(JOBS.RUN_AT, Sql.after(delay))
-                                    .set(JOBS.LAST_ERROR, message);
-                        case FAIL ->
-                            update.set(JOBS.STATUS, Sql.FAILED)
-                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                                    .set(JOBS.LAST_ERROR, message);
-                        case CANCEL ->
-                            update.set(JOBS.STATUS, Sql.CANCELLED)
-                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                                    .set(JOBS.LAST_ERROR, message);
-                    };
+                            .setNull(JOBS.LEASE_ID)
+                            .set(JOBS.STATUS, Sql.PENDING);
+                    var set = effective == JobControl.Action.SNOOZE
+                            ? update.set(JOBS.RUN_AT, Sql.after(delay)).set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                            : update.set(JOBS.RUN_AT, Sql.after(delay)).set(JOBS.LAST_ERROR, message);
                     Optional<JobsRecord> row =
                             set.where(owned).returning(JOBS.RUN_AT).fetchOptional();
                     return row.isEmpty()
@@ -113,6 +109,11 @@ public final class Settlement {
                             : result(effective, row.get().getRunAt());
                 }),
                 true);
+    }
+
+    /** The status of a job that {@code action} finishes for good (fail or cancel). */
+    static Field<String> finalStatus(JobControl.Action action) {
+        return action == JobControl.Action.CANCEL ? Sql.CANCELLED : Sql.FAILED;
     }
 
     private FailResult requeue(DSLContext tx, Job job, JobControl.Action action, Duration delay, String message) {
@@ -127,9 +128,15 @@ public final class Settlement {
             case CANCEL -> Sql.CANCELLED;
         };
         Field<OffsetDateTime> runAt = finished ? DSL.val(job.runAt()) : Sql.after(delay);
+        String lastError = effective == JobControl.Action.SNOOZE ? job.lastError() : message;
         return observed(
                 job,
                 () -> Errors.translating(() -> {
+                    if (finished) {
+                        // finished for good: written straight to job_history (the claim deleted the row)
+                        History.insert(ctx, List.of(job), status, message);
+                        return result(effective, job.runAt());
+                    }
                     JobsRecord row = ctx.insertInto(JOBS)
                             .set(JOBS.ID, job.id())
                             .set(JOBS.QUEUE, job.queue())
@@ -144,13 +151,8 @@ public final class Settlement {
                             .set(JOBS.UNIQUE_KEY, job.uniqueKey())
                             .set(JOBS.TRACEPARENT, job.traceparent())
                             .set(JOBS.ORDERING_KEY, job.orderingKey())
-                            .set(
-                                    JOBS.LAST_ERROR,
-                                    effective == JobControl.Action.SNOOZE ? DSL.val(job.lastError()) : DSL.val(message))
+                            .set(JOBS.LAST_ERROR, lastError)
                             .set(JOBS.CREATED_AT, job.createdAt())
-                            .set(
-                                    JOBS.FINISHED_AT,
-                                    finished ? DSL.currentOffsetDateTime() : DSL.castNull(JOBS.FINISHED_AT))
                             .returning(JOBS.RUN_AT)
                             .fetchSingle();
                     return result(effective, row.getRunAt());

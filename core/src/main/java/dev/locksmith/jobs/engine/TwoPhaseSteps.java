@@ -9,6 +9,7 @@ import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobControl;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import org.jooq.DSLContext;
@@ -42,7 +43,8 @@ public final class TwoPhaseSteps {
 
     /**
      * The second step, in the transaction to be prepared: deletes the job claimed by
-     * {@link Claims#twoPhase}, if it is still as that claim left it, waiting for its row at most
+     * {@link Claims#twoPhase} (moves it to {@code job_history} as {@code done} with
+     * {@code keepCompleted}), if it is still as that claim left it, waiting for its row at most
      * ten seconds.
      *
      * @return false when the hold ran out and another claimer has the job; the transaction is
@@ -53,9 +55,15 @@ public final class TwoPhaseSteps {
         try {
             return LOCK_WAIT.run(
                             ctx,
-                            () -> ctx.deleteFrom(JOBS)
-                                    .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
-                                    .execute())
+                            () -> context.config.keepCompleted()
+                                    ? History.move(
+                                                    ctx,
+                                                    JOBS.ID.in(heldAsClaimed(ctx, job)),
+                                                    History.finishing(Sql.DONE))
+                                            .execute()
+                                    : ctx.deleteFrom(JOBS)
+                                            .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
+                                            .execute())
                     == 1;
         } catch (LockNotAvailableException stillHeld) {
             return false;
@@ -97,23 +105,24 @@ public final class TwoPhaseSteps {
                 () -> onHeldJob(
                                 ctx,
                                 c -> {
+                                    if (effective == JobControl.Action.FAIL || effective == JobControl.Action.CANCEL) {
+                                        // finished for good: the row moves to job_history
+                                        int moved = History.move(
+                                                        c,
+                                                        JOBS.ID.in(heldAsClaimed(c, job)),
+                                                        History.finishing(
+                                                                Settlement.finalStatus(effective), DSL.val(message)))
+                                                .execute();
+                                        return moved == 0
+                                                ? Optional.<FailResult>empty()
+                                                : Optional.of(Settlement.result(effective, job.runAt()));
+                                    }
                                     var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
-                                    var set = switch (effective) {
-                                        case SNOOZE ->
-                                            update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
-                                                    .set(JOBS.RUN_AT, Sql.after(delay));
-                                        case RETRY ->
-                                            update.set(JOBS.RUN_AT, Sql.after(delay))
+                                    var set = effective == JobControl.Action.SNOOZE
+                                            ? update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                                                    .set(JOBS.RUN_AT, Sql.after(delay))
+                                            : update.set(JOBS.RUN_AT, Sql.after(delay))
                                                     .set(JOBS.LAST_ERROR, message);
-                                        case FAIL ->
-                                            update.set(JOBS.STATUS, Sql.FAILED)
-                                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                                                    .set(JOBS.LAST_ERROR, message);
-                                        case CANCEL ->
-                                            update.set(JOBS.STATUS, Sql.CANCELLED)
-                                                    .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                                                    .set(JOBS.LAST_ERROR, message);
-                                    };
                                     return set.where(JOBS.ID.in(heldAsClaimed(c, job)))
                                             .returning(JOBS.RUN_AT)
                                             .fetchOptional()
@@ -154,13 +163,15 @@ public final class TwoPhaseSteps {
                 job,
                 () -> onHeldJob(
                                         ctx,
-                                        c -> c.update(JOBS)
-                                                .set(JOBS.STATUS, Sql.FAILED)
-                                                .set(JOBS.ATTEMPTS, job.maxAttempts())
-                                                .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
-                                                .set(JOBS.UPDATED_AT, Sql.statementTime())
-                                                .set(JOBS.LAST_ERROR, Settlement.storable(error))
-                                                .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                        c -> History.move(
+                                                        c,
+                                                        JOBS.ID.in(heldAsClaimed(c, job)),
+                                                        Map.of(
+                                                                JOBS.STATUS, Sql.FAILED,
+                                                                JOBS.ATTEMPTS, DSL.val(job.maxAttempts()),
+                                                                JOBS.FINISHED_AT, DSL.currentOffsetDateTime(),
+                                                                JOBS.UPDATED_AT, Sql.statementTime(),
+                                                                JOBS.LAST_ERROR, DSL.val(Settlement.storable(error))))
                                                 .execute(),
                                         0)
                                 == 1

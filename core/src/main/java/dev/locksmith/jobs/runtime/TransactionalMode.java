@@ -170,11 +170,13 @@ public final class TransactionalMode implements Mode {
                 }
                 handling.end(Outcome.OK);
                 handled.addAll(jobs);
+                engine.claims.keepDone(tx, handled);
                 return;
             }
             for (Job job : jobs) {
                 runIsolated(tx, job);
             }
+            engine.claims.keepDone(tx, handled);
         }
 
         /** One job alone under a savepoint; a failure is written back in the claiming transaction. */

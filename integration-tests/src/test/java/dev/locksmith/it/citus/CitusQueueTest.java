@@ -53,12 +53,15 @@ class CitusQueueTest extends CitusTest {
         List<String> distributed = DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
                 .fetch(
                         "SELECT table_name::text || ' ' || citus_table_type || ' ' || distribution_column "
-                                + "FROM citus_tables WHERE table_name::text LIKE {0}",
+                                + "FROM citus_tables WHERE table_name::text LIKE {0} "
+                                // the partitions of job_history are listed too: its layout is the parent's
+                                + "AND NOT (SELECT c.relispartition FROM pg_class c WHERE c.oid = table_name)",
                         DSL.val(schema + ".%"))
                 .getValues(0, String.class);
         assertThat(distributed)
                 .containsExactlyInAnyOrder(
                         schema + ".jobs distributed shard",
+                        schema + ".job_history distributed shard",
                         schema + ".accounts distributed id",
                         schema + ".account_transfers distributed transfer_id",
                         schema + ".channel_accounts distributed bucket");
@@ -151,9 +154,58 @@ class CitusQueueTest extends CitusTest {
         await("the leases to expire and be rescued", () -> rescued.addAndGet(queue.rescueExpired()) == 50);
         assertThat(count("SELECT count(*) FROM {0} WHERE status = 'pending' AND kind = 'k'"))
                 .isEqualTo(40);
-        assertThat(count("SELECT count(*) FROM {0} WHERE status = 'failed' AND kind = 'last' "
-                        + "AND finished_at IS NOT NULL"))
+        // failed for good: moved to the history, distributed by shard beside jobs (queue-012)
+        assertThat(((Number) DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
+                                .fetchValue(
+                                        "SELECT count(*) FROM {0} WHERE status = 'failed' AND kind = 'last' "
+                                                + "AND finished_at IS NOT NULL",
+                                        DSL.table(DSL.name(schema, "job_history"))))
+                        .longValue())
                 .isEqualTo(10);
+    }
+
+    @Test
+    void finishedJobsMoveToTheHistoryOnTheirShardAndRetryBringsThemBack() {
+        JobQueue keeping = new JobQueue(
+                dsl,
+                dev.locksmith.jobs.JobQueueConfig.builder().keepCompleted(true).build());
+        keeping.enqueueAll(dsl, Collections.nCopies(30, NewJob.of("history", "k")));
+        List<Job> leased = keeping.claim(Claim.of("history", 20), Duration.ofMinutes(5), "w");
+        assertThat(leased).hasSize(20);
+        // one completion alone, nine in one statement, five cancelled by id (two of them pending)
+        assertThat(keeping.complete(dsl, leased.get(0))).isTrue();
+        assertThat(keeping.completeAll(dsl, leased.subList(1, 10))).isEqualTo(9);
+        List<Long> cancelled = new ArrayList<>();
+        for (Job job : leased.subList(10, 13)) {
+            cancelled.add(job.id());
+        }
+        cancelled.addAll(dsl.select(DSL.field(DSL.name("id"), Long.class))
+                .from(jobs())
+                .where(DSL.field(DSL.name("status")).eq("pending"))
+                .limit(2)
+                .fetch(0, Long.class));
+        for (long id : cancelled) {
+            assertThat(keeping.cancel(dsl, id)).as("cancel " + id).isTrue();
+        }
+        assertThat(history("done")).isEqualTo(10);
+        assertThat(history("cancelled")).isEqualTo(5);
+        assertThat(count("SELECT count(*) FROM {0}")).isEqualTo(15);
+        assertThat(keeping.find(dsl, leased.get(0).id()).orElseThrow().status())
+                .isEqualTo(dev.locksmith.jobs.JobStatus.DONE);
+
+        assertThat(keeping.retry(dsl, cancelled.get(0))).isTrue();
+        assertThat(keeping.deleteFinished(dsl, leased.get(1).id())).isTrue();
+        assertThat(history("cancelled")).isEqualTo(4);
+        assertThat(history("done")).isEqualTo(9);
+        assertThat(count("SELECT count(*) FROM {0} WHERE status = 'pending'")).isEqualTo(9);
+    }
+
+    private long history(String status) {
+        return ((Number) DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
+                        .fetchValue(
+                                "SELECT count(*) FROM {0} WHERE status = {1}",
+                                DSL.table(DSL.name(schema, "job_history")), DSL.val(status)))
+                .longValue();
     }
 
     @Test

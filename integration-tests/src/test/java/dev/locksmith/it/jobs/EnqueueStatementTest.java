@@ -63,7 +63,7 @@ class EnqueueStatementTest extends DatabaseTest {
             assertThat(dsl.fetchValue(DSL.select(JOBS.QUEUE).from(JOBS).where(JOBS.ID.eq(id))))
                     .isEqualTo("notified");
             List<String> payloads = new ArrayList<>();
-            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
             while (payloads.isEmpty() && System.nanoTime() < deadline) {
                 PGNotification[] received = listener.unwrap(PGConnection.class).getNotifications(100);
                 if (received != null) {

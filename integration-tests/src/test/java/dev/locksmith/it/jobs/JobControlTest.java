@@ -1,6 +1,7 @@
 package dev.locksmith.it.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -209,8 +210,12 @@ class JobControlTest extends DatabaseTest {
         assertThat(written).containsExactly(ids.get("ok0"), ids.get("ok1"), ids.get("ok2"));
     }
 
+    /** The job's row in jobs, or, once finished, in job_history (as a jobs row without a lease). */
     private JobsRecord row(long id) {
-        return dsl.fetchSingle(JOBS, JOBS.ID.eq(id));
+        JobsRecord live = dsl.fetchOne(JOBS, JOBS.ID.eq(id));
+        return live != null
+                ? live
+                : dsl.fetchSingle(JOB_HISTORY, JOB_HISTORY.ID.eq(id)).into(JOBS);
     }
 
     /** How long until the job is due, on the database clock. */

@@ -1,6 +1,7 @@
 package dev.locksmith.it.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -31,6 +32,7 @@ class JobQueueTest extends DatabaseTest {
     @BeforeEach
     void emptyQueue() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(JOB_HISTORY).execute();
         queue = new JobQueue(
                 dsl,
                 JobQueueConfig.builder()
@@ -209,12 +211,15 @@ class JobQueueTest extends DatabaseTest {
         List<Job> leased = keeping.claim("q", 3, Duration.ofMinutes(1), "w");
         int completed = dsl.transactionResult(c -> keeping.completeAll(c.dsl(), leased));
         assertThat(completed).isEqualTo(3);
-        assertThat(dsl.fetchValues(JOBS.STATUS)).containsOnly("done");
+        assertThat(dsl.fetchCount(JOBS))
+                .as("completed rows leave the jobs table")
+                .isZero();
+        assertThat(dsl.fetchValues(JOB_HISTORY.STATUS)).containsExactly("done", "done", "done");
         assertThat(keeping.completeAll(dsl, leased)).isZero();
 
         assertThat(keeping.deleteFinishedOlderThan(Duration.ofHours(1), 2)).isZero();
         assertThat(keeping.deleteFinishedOlderThan(Duration.ZERO, 2)).isEqualTo(3);
-        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(dsl.fetchCount(JOB_HISTORY)).isZero();
     }
 
     @Test

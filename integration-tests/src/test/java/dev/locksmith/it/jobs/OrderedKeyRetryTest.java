@@ -1,6 +1,7 @@
 package dev.locksmith.it.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
@@ -50,6 +51,7 @@ class OrderedKeyRetryTest extends DatabaseTest {
     @BeforeEach
     void emptyQueue() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(JOB_HISTORY).execute();
         queue = new JobQueue(dsl);
     }
 
@@ -186,7 +188,10 @@ class OrderedKeyRetryTest extends DatabaseTest {
         }
         boolean forGood = failures >= maxAttempts;
         s.verify(forGood ? maxAttempts : failures + 1);
-        assertThat(dsl.fetchCount(JOBS)).isEqualTo(forGood ? 1 : 0);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(dsl.fetchCount(JOB_HISTORY))
+                .as("a job failed for good is kept")
+                .isEqualTo(forGood ? 1 : 0);
         if (forGood) {
             assertThat(queue.find(dsl, s.a1).orElseThrow().status()).isEqualTo(JobStatus.FAILED);
         }
@@ -215,7 +220,10 @@ class OrderedKeyRetryTest extends DatabaseTest {
         }
         boolean forGood = failures >= maxAttempts;
         s.verify(forGood ? maxAttempts : failures + 1);
-        assertThat(dsl.fetchCount(JOBS)).isEqualTo(forGood ? 1 : 0);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(dsl.fetchCount(JOB_HISTORY))
+                .as("a job failed for good is kept")
+                .isEqualTo(forGood ? 1 : 0);
         if (forGood) {
             Job a1 = queue.find(dsl, s.a1).orElseThrow();
             assertThat(a1.status()).isEqualTo(JobStatus.FAILED);

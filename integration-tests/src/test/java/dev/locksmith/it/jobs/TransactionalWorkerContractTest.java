@@ -27,9 +27,4 @@ class TransactionalWorkerContractTest extends WorkerContractTest {
                 .shutdownGrace(grace)
                 .build();
     }
-
-    @Override
-    boolean keepsDoneJobs() {
-        return false;
-    }
 }

@@ -1,6 +1,7 @@
 package dev.locksmith.it.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
@@ -33,6 +34,7 @@ class TransactionalWorkerTest extends DatabaseTest {
     @BeforeEach
     void setUp() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(JOB_HISTORY).execute();
         dsl.execute("DROP TABLE IF EXISTS batch_results");
         dsl.execute("CREATE TABLE batch_results (job_id bigint NOT NULL)");
         queue = new JobQueue(dsl);
@@ -121,7 +123,10 @@ class TransactionalWorkerTest extends DatabaseTest {
         assertThat(failed.status()).isEqualTo(JobStatus.FAILED);
         assertThat(failed.attempts()).isEqualTo(3);
         assertThat(failed.lastError()).contains("IOException", "poisoned payload in job " + poison);
-        assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("poison"))).isEqualTo(1);
+        assertThat(dsl.fetchCount(JOBS, JOBS.QUEUE.eq("poison")))
+                .as("the failed job left jobs")
+                .isZero();
+        assertThat(dsl.fetchCount(JOB_HISTORY, JOB_HISTORY.QUEUE.eq("poison"))).isEqualTo(1);
     }
 
     @Test

@@ -51,9 +51,4 @@ class TwoPhaseWorkerContractTest extends WorkerContractTest {
     boolean closeInterrupts() {
         return false;
     }
-
-    @Override
-    boolean keepsDoneJobs() {
-        return false;
-    }
 }

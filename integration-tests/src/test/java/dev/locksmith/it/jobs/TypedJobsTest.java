@@ -1,6 +1,7 @@
 package dev.locksmith.it.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,7 +9,7 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.locksmith.Locksmith;
-import dev.locksmith.codegen.tables.records.JobsRecord;
+import dev.locksmith.codegen.tables.records.JobHistoryRecord;
 import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.FailResult;
@@ -75,6 +76,7 @@ class TypedJobsTest extends DatabaseTest {
     @BeforeEach
     void setUp() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(JOB_HISTORY).execute();
         dsl.execute("DROP TABLE IF EXISTS typed_results");
         dsl.execute("CREATE TABLE typed_results (job_id bigint NOT NULL, n int NOT NULL)");
         queue = new JobQueue(dsl);
@@ -231,18 +233,21 @@ class TypedJobsTest extends DatabaseTest {
         }
         List<Long> committed = dsl.fetch("SELECT job_id FROM typed_results").getValues(0, Long.class);
         assertThat(committed).as("each good job committed once").containsExactlyInAnyOrderElementsOf(good);
-        assertThat(dsl.fetchCount(JOBS)).as("only the bad jobs are left").isEqualTo(3);
+        assertThat(dsl.fetchCount(JOBS)).as("nothing left in jobs").isZero();
+        assertThat(dsl.fetchCount(JOB_HISTORY))
+                .as("only the bad jobs are kept, as failed")
+                .isEqualTo(3);
         assertBadJobsFailedReadably(bad);
     }
 
     private void assertBadJobsFailedReadably(List<Long> bad) {
-        JobsRecord mystery = dsl.fetchSingle(JOBS, JOBS.ID.eq(bad.get(0)));
+        JobHistoryRecord mystery = dsl.fetchSingle(JOB_HISTORY, JOB_HISTORY.ID.eq(bad.get(0)));
         assertThat(mystery.getStatus()).isEqualTo("failed");
         assertThat(mystery.getAttempts()).as("not retried").isEqualTo(1);
         assertThat(mystery.getLastError()).startsWith("no handler for kind 'mystery' (job " + bad.get(0));
         assertThat(mystery.getLastError()).contains("handles [ping]");
 
-        JobsRecord notANumber = dsl.fetchSingle(JOBS, JOBS.ID.eq(bad.get(1)));
+        JobHistoryRecord notANumber = dsl.fetchSingle(JOB_HISTORY, JOB_HISTORY.ID.eq(bad.get(1)));
         assertThat(notANumber.getStatus()).isEqualTo("failed");
         assertThat(notANumber.getAttempts()).isEqualTo(1);
         assertThat(notANumber.getLastError())
@@ -250,7 +255,7 @@ class TypedJobsTest extends DatabaseTest {
                         + " (kind ping) does not decode: not a " + Ping.class.getName() + ": ")
                 .contains("not-a-number");
 
-        JobsRecord jsonNull = dsl.fetchSingle(JOBS, JOBS.ID.eq(bad.get(2)));
+        JobHistoryRecord jsonNull = dsl.fetchSingle(JOB_HISTORY, JOB_HISTORY.ID.eq(bad.get(2)));
         assertThat(jsonNull.getStatus()).isEqualTo("failed");
         assertThat(jsonNull.getLastError()).contains("JSON null");
     }

@@ -1,6 +1,7 @@
 package dev.locksmith.it.jobs;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
@@ -26,6 +27,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.MDC;
@@ -69,15 +71,12 @@ abstract class WorkerContractTest extends DatabaseTest {
     }
 
     /** Whether a job whose handler ended is kept as {@code done} (two-phase completion deletes it). */
-    boolean keepsDoneJobs() {
-        return true;
-    }
-
     @BeforeEach
     void freshQueue() {
         CountDownLatch up = new CountDownLatch(1);
         listening = up;
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(JOB_HISTORY).execute();
         dsl.execute("DROP TABLE IF EXISTS contract_runs");
         dsl.execute("CREATE TABLE contract_runs (job_id bigint NOT NULL, attempt int NOT NULL)");
         Locksmith locksmith = Locksmith.builder(pool)
@@ -102,11 +101,9 @@ abstract class WorkerContractTest extends DatabaseTest {
         assertThat(runsByJob())
                 .containsOnlyKeys(ids)
                 .allSatisfy((id, attempts) -> assertThat(attempts).containsExactly(1));
-        if (keepsDoneJobs()) {
-            assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("done"))).isEqualTo(60);
-        } else {
-            assertThat(dsl.fetchCount(JOBS)).isZero();
-        }
+        // keepCompleted: every mode moves its completed jobs into the history
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(dsl.fetchCount(JOB_HISTORY, JOB_HISTORY.STATUS.eq("done"))).isEqualTo(60);
     }
 
     @Test
@@ -293,6 +290,7 @@ abstract class WorkerContractTest extends DatabaseTest {
         return dsl.select(JOBS.STATUS)
                 .from(JOBS)
                 .where(JOBS.ID.eq(id))
+                .unionAll(DSL.select(JOB_HISTORY.STATUS).from(JOB_HISTORY).where(JOB_HISTORY.ID.eq(id)))
                 .fetchOptional(JOBS.STATUS)
                 .orElse("gone");
     }
