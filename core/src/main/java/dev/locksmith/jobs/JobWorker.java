@@ -18,10 +18,13 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>A claimer thread claims, in one statement per batch, as many jobs as there are free
  *       handler threads, plus for short jobs a few ahead: as many as the threads end in about
- *       100 ms, at most {@link Builder#prefetch} (default eight per thread). A worker whose jobs
- *       take a second or more so holds only jobs it can start; {@code prefetch(0)} makes that
- *       so for every job. {@link Builder#claimers} lets several claim statements run at once,
- *       for workers of many short jobs.</li>
+ *       100 ms, at most {@link Builder#prefetch} (default eight per thread, more while claim
+ *       statements are slow). A worker whose jobs take a second or more so holds only jobs it
+ *       can start; {@code prefetch(0)} makes that so for every job. {@link Builder#claimers}
+ *       lets several claim statements run at once, for workers of many short jobs. A handler
+ *       thread that ends its job while no job claimed ahead waits for a thread makes the next
+ *       claim itself, in a claimer's place, and runs the first job found, so that a job
+ *       committed meanwhile starts as that claim returns.</li>
  *   <li>When the queue is empty it waits for a {@code NOTIFY locksmith_jobs} (sent by
  *       {@link JobQueue#enqueueAll} on commit) on a dedicated LISTEN connection, and polls every
  *       {@code pollInterval} regardless. Behind PgBouncer in transaction pooling mode LISTEN does
@@ -223,14 +226,25 @@ public final class JobWorker extends RuntimeWorker {
         }
 
         /**
-         * The most jobs claimed ahead of free threads; default eight per thread. A thread that
-         * ends a job then starts the next without waiting for a claim, and claims are larger:
-         * for short jobs the worker runs several times faster. The worker claims ahead only as
-         * many jobs as its threads end in about 100 ms at the average run so far (none before
-         * the first has ended), so that a job claimed ahead waits about that long for a thread
-         * and a worker whose jobs take a second or more claims only for its free threads. Jobs
-         * claimed ahead hold leases (heartbeated) that other workers cannot take meanwhile;
-         * {@link JobWorker#close()} gives back those not started.
+         * The most jobs claimed ahead of free threads; default eight per thread, growing while
+         * claim statements are slow. A thread that ends a job then starts the next without
+         * waiting for a claim, and claims are larger: for short jobs the worker runs several
+         * times faster. The worker claims ahead only as many jobs as its threads end in about
+         * 100 ms at the average run so far (none before the first has ended), so that a job
+         * claimed ahead waits about that long for a thread and a worker whose jobs take a second
+         * or more claims only for its free threads. Jobs claimed ahead hold leases (heartbeated)
+         * that other workers cannot take meanwhile; {@link JobWorker#close()} gives back those
+         * not started.
+         *
+         * <p>Unset, the limit grows while claim statements take 5 ms or more on average: to as
+         * many jobs as the threads end during two claims (and the 100 ms to two claims), at most
+         * 1,000. While another session holds the MVCC horizon, every claim steps over the index
+         * entries of every job claimed since, which no VACUUM can remove, so claims slow from a
+         * millisecond to tens, and a worker that claimed at most eight per thread at a time fell
+         * behind at 1,000 jobs/s where it now keeps up. A job claimed ahead so waits no longer
+         * for a thread than it would have waited for the next claim. While claims are quick it
+         * stays eight per thread, so that a run the average mispredicts (a long job after many
+         * short ones) holds few jobs from other workers. Set, the limit is fixed.
          *
          * @param prefetch 0 (claim only for free threads) to 1,000
          * @return this builder

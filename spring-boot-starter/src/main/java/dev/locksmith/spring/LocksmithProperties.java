@@ -185,7 +185,7 @@ public record LocksmithProperties(
      *     spring.lifecycle.timeout-per-shutdown-phase
      * @param prefetch leased mode: the most jobs claimed ahead of free threads, 0 to 1000
      *     (claimed ahead only for short jobs, see JobWorker.Builder#prefetch); unset: eight per
-     *     thread
+     *     thread, more while claims are slow
      * @param completionLinger leased mode: how long the completion of a job whose handler wrote
      *     nothing may wait to be batched with others, 0 to 1s
      * @param claimers leased mode: claim statements run side by side, each on a connection of

@@ -11,28 +11,28 @@ class ClaimSizeTest {
     @Test
     void smallClaimsAreExact() {
         for (int n = 0; n <= 16; n++) {
-            assertThat(LeasedMode.claimSize(n)).isEqualTo(n);
+            assertThat(ClaimRoom.claimSize(n)).isEqualTo(n);
         }
     }
 
     @Test
     void largerClaimsRoundDownToTwoStepsPerPowerOfTwo() {
-        assertThat(LeasedMode.claimSize(17)).isEqualTo(16);
-        assertThat(LeasedMode.claimSize(23)).isEqualTo(16);
-        assertThat(LeasedMode.claimSize(24)).isEqualTo(24);
-        assertThat(LeasedMode.claimSize(47)).isEqualTo(32);
-        assertThat(LeasedMode.claimSize(48)).isEqualTo(48);
-        assertThat(LeasedMode.claimSize(502)).isEqualTo(384);
-        assertThat(LeasedMode.claimSize(1004)).isEqualTo(768);
-        assertThat(LeasedMode.claimSize(1024)).isEqualTo(1024);
-        assertThat(LeasedMode.claimSize(Claim.MAX_LIMIT)).isEqualTo(8192);
+        assertThat(ClaimRoom.claimSize(17)).isEqualTo(16);
+        assertThat(ClaimRoom.claimSize(23)).isEqualTo(16);
+        assertThat(ClaimRoom.claimSize(24)).isEqualTo(24);
+        assertThat(ClaimRoom.claimSize(47)).isEqualTo(32);
+        assertThat(ClaimRoom.claimSize(48)).isEqualTo(48);
+        assertThat(ClaimRoom.claimSize(502)).isEqualTo(384);
+        assertThat(ClaimRoom.claimSize(1004)).isEqualTo(768);
+        assertThat(ClaimRoom.claimSize(1024)).isEqualTo(1024);
+        assertThat(ClaimRoom.claimSize(Claim.MAX_LIMIT)).isEqualTo(8192);
     }
 
     @Test
     void everySizeUpToTheLargestClaimIsLessThanAThirdShortAndFewSizesAreUsed() {
         TreeSet<Integer> sizes = new TreeSet<>();
         for (int n = 1; n <= Claim.MAX_LIMIT; n++) {
-            int size = LeasedMode.claimSize(n);
+            int size = ClaimRoom.claimSize(n);
             assertThat(size).isLessThanOrEqualTo(n).isGreaterThan(n * 2 / 3);
             sizes.add(size);
         }
