@@ -15,6 +15,11 @@ public enum WorkerEvent {
     IDLE,
     /** A waiting thread was woken by a {@code NOTIFY} for its queue. */
     WOKE_BY_NOTIFICATION,
+    /**
+     * A waiting thread was woken in-process by an enqueue of its queue committed in this JVM (the
+     * wake-up after commit), before any {@code NOTIFY} could reach it: says nothing about LISTEN.
+     */
+    WOKE_IN_PROCESS,
     /** A waiting thread woke because the poll interval passed. */
     WOKE_BY_POLL,
     /** A waiting thread was woken by the worker itself: room for more jobs, or shutdown. */

@@ -19,8 +19,10 @@ import dev.locksmith.it.support.Concurrently;
 import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.it.support.HeldTransaction;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.WakeUp;
 import dev.locksmith.observe.LocksmithObserver;
 import dev.locksmith.observe.WorkerEvent;
 import dev.locksmith.pool.ChannelAccount;
@@ -256,8 +258,16 @@ class PgBouncerTest extends DatabaseTest {
                         .build()
                         .start()) {
             assertThat(listening.await(60, TimeUnit.SECONDS)).as("LISTEN up").isTrue();
-            long woken = pooled.dsl().transactionResult(c -> queue.enqueue(c.dsl(), NewJob.of("bounced-listen", "k")));
-            long polled = queue.enqueue(viaBouncer, NewJob.of("bounced-poll", "k"));
+            // producers that wake no worker in-process (as producers in another JVM): the NOTIFY
+            // from the producer's transaction through the pooler, and no wake-up at all
+            JobQueue notifying = new JobQueue(
+                    pooled,
+                    JobQueueConfig.builder().wakeUp(WakeUp.IN_TRANSACTION).build());
+            JobQueue silent = new JobQueue(
+                    pooled, JobQueueConfig.builder().wakeUp(WakeUp.NONE).build());
+            long woken =
+                    pooled.dsl().transactionResult(c -> notifying.enqueue(c.dsl(), NewJob.of("bounced-listen", "k")));
+            long polled = silent.enqueue(viaBouncer, NewJob.of("bounced-poll", "k"));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!ran.containsAll(List.of(woken, polled)) && System.nanoTime() < deadline) {
                 Thread.sleep(20);

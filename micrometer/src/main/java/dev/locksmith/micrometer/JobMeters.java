@@ -22,7 +22,8 @@ final class JobMeters {
     private static final int RESCUED_TO_FAILED = 1;
 
     /** The {@code reason} tags of {@code locksmith.worker.wakeups}, by slot. */
-    private static final java.util.List<String> WAKE_REASONS = java.util.List.of("notification", "poll", "internal");
+    private static final java.util.List<String> WAKE_REASONS =
+            java.util.List.of("notification", "poll", "internal", "in_process");
 
     private final MeterRegistry registry;
     private final String queue;
@@ -73,7 +74,8 @@ final class JobMeters {
 
     /**
      * Counts a worker thread's wake-up ({@code locksmith.worker.wakeups}, tagged {@code reason}:
-     * {@code notification}, {@code poll} or {@code internal}); other worker events are not counted.
+     * {@code notification}, {@code poll}, {@code internal} or {@code in_process}); other worker
+     * events are not counted.
      */
     void workerEvent(WorkerEvent event) {
         int slot;
@@ -81,6 +83,7 @@ final class JobMeters {
             case WOKE_BY_NOTIFICATION -> slot = 0;
             case WOKE_BY_POLL -> slot = 1;
             case WOKE_INTERNALLY -> slot = 2;
+            case WOKE_IN_PROCESS -> slot = 3;
             default -> {
                 return;
             }
@@ -88,8 +91,9 @@ final class JobMeters {
         Counter counter = wakeups.get(slot);
         if (counter == null) {
             counter = Counter.builder("locksmith.worker.wakeups")
-                    .description("Idle worker threads woken, by why: a NOTIFY for the queue, the poll, or the worker "
-                            + "itself; no notification wake-ups while jobs arrive means LISTEN does not work")
+                    .description("Idle worker threads woken, by why: a NOTIFY for the queue, the poll, the worker "
+                            + "itself, or an enqueue committed in this JVM; no notification wake-ups while jobs "
+                            + "arrive from other JVMs means LISTEN does not work")
                     .tag("queue", queue)
                     .tag("reason", WAKE_REASONS.get(slot))
                     .register(registry);

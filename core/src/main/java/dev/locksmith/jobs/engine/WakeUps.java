@@ -31,8 +31,9 @@ final class WakeUps {
     WakeUps(QueueContext context) {
         this.context = context;
         DataSource dataSource = Environment.of(context.dsl).dataSource();
-        // Signals go on connections of the queue's own; a queue on one connection has none to spare.
-        this.signals = dataSource == null ? null : new WakeSignals(dataSource);
+        // Signals go on connections of the queue's data source; a queue on one connection has none to
+        // spare.
+        this.signals = dataSource == null ? null : WakeSignals.of(dataSource);
     }
 
     /**

@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A thread that LISTENs on {@code locksmith_jobs} on a connection of its own and calls back
  * when a notification names its queue; it reconnects after failures. LISTEN is session state,
- * so the connection gets {@code UNLISTEN *} before it goes back to a pool.
+ * so the connection gets {@code UNLISTEN *} before it goes back to a pool. PgJDBC hands the
+ * notifications over as soon as it has read them ({@link PromptNotifications}).
  */
 final class QueueNotifications {
 
@@ -85,6 +86,7 @@ final class QueueNotifications {
             // jOOQ has no LISTEN; the channel is a constant identifier, nothing is interpolated.
             statement.execute("LISTEN locksmith_jobs");
         }
+        Runnable restore = PromptNotifications.apply(connection);
         try {
             listening = true;
             onListening.run();
@@ -102,6 +104,7 @@ final class QueueNotifications {
             }
         } finally {
             listening = false;
+            restore.run();
             try (Statement statement = connection.createStatement()) {
                 statement.execute("UNLISTEN *");
             } catch (SQLException e) {

@@ -18,6 +18,13 @@ final class Wakeup {
     /** Why a thread was woken. */
     enum Reason {
         NOTIFICATION,
+        /**
+         * An enqueue committed in this JVM: it wakes one waiting thread, not all, as a commit's
+         * jobs need one claim and waking every idle loop (a {@code TransactionalWorker} has one
+         * per thread) at each commit would make them all claim; the others wake at the
+         * {@code NOTIFY} or their poll.
+         */
+        IN_PROCESS,
         INTERNAL
     }
 
@@ -29,6 +36,8 @@ final class Wakeup {
     private long generation;
     /** The generation of the latest notification. Guarded by lock. */
     private long notifiedGeneration = -1;
+    /** The generation of the latest in-process wake-up. Guarded by lock. */
+    private long inProcessGeneration = -1;
 
     Wakeup(Observing observing, String queue) {
         this.observing = observing;
@@ -45,7 +54,7 @@ final class Wakeup {
         }
     }
 
-    /** Wakes every waiting thread. */
+    /** Wakes every waiting thread, or one for {@link Reason#IN_PROCESS}. */
     void wake(Reason reason) {
         lock.lock();
         try {
@@ -53,7 +62,12 @@ final class Wakeup {
             if (reason == Reason.NOTIFICATION) {
                 notifiedGeneration = generation;
             }
-            condition.signalAll();
+            if (reason == Reason.IN_PROCESS) {
+                inProcessGeneration = generation;
+                condition.signal();
+            } else {
+                condition.signalAll();
+            }
         } finally {
             lock.unlock();
         }
@@ -63,7 +77,8 @@ final class Wakeup {
      * Waits until a wake-up after generation {@code seen} (at once if one came already), the
      * timeout, or until {@code running} is false.
      *
-     * @return why it woke (a notification first); {@link WorkerEvent#WOKE_BY_POLL} for the timeout
+     * @return why it woke (a notification first, then an in-process wake-up);
+     *     {@link WorkerEvent#WOKE_BY_POLL} for the timeout
      */
     WorkerEvent await(long seen, Duration timeout, BooleanSupplier running) {
         lock.lock();
@@ -72,9 +87,13 @@ final class Wakeup {
             while (generation == seen && running.getAsBoolean() && nanos > 0) {
                 nanos = condition.awaitNanos(nanos);
             }
-            return notifiedGeneration > seen
-                    ? WorkerEvent.WOKE_BY_NOTIFICATION
-                    : generation != seen ? WorkerEvent.WOKE_INTERNALLY : WorkerEvent.WOKE_BY_POLL;
+            if (notifiedGeneration > seen) {
+                return WorkerEvent.WOKE_BY_NOTIFICATION;
+            }
+            if (inProcessGeneration > seen) {
+                return WorkerEvent.WOKE_IN_PROCESS;
+            }
+            return generation != seen ? WorkerEvent.WOKE_INTERNALLY : WorkerEvent.WOKE_BY_POLL;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return WorkerEvent.WOKE_INTERNALLY;

@@ -3,6 +3,7 @@ package dev.locksmith.jobs.runtime;
 import dev.locksmith.audit.HorizonReport;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.VirtualThreads;
+import dev.locksmith.jobs.engine.LocalWakeups;
 import dev.locksmith.jobs.engine.QueueEngine;
 import dev.locksmith.observe.WorkerEvent;
 import java.time.Duration;
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -37,6 +39,9 @@ public final class WorkerRuntime {
     private final QueueVacuum vacuum;
     private final HorizonWatch horizon;
     private final QueueNotifications notifications;
+    /** This worker among the JVM's, for enqueues committed here; set by {@link #start}. */
+    private volatile LocalWakeups.@Nullable Registration localWakeup;
+
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicInteger liveLoops = new AtomicInteger();
@@ -140,6 +145,14 @@ public final class WorkerRuntime {
         return horizon;
     }
 
+    /**
+     * A claim outside the loop threads (a handler thread claiming its next job) found jobs: the
+     * adaptive poll stays at its shortest interval, as after a loop's claim that found some.
+     */
+    void foundJobs() {
+        polling.after(Mode.Turn.FOUND, false);
+    }
+
     /** Counts {@code jobs} settled by the worker ({@link #processed()}). */
     void processed(long jobs) {
         processed.addAndGet(jobs);
@@ -224,6 +237,8 @@ public final class WorkerRuntime {
             throw new IllegalStateException("worker " + settings.workerId() + " was already started");
         }
         this.mode = mode;
+        // before `running`: close() proceeds only once it is set, and then finds the registration
+        localWakeup = LocalWakeups.register(settings.queue(), () -> wakeup.wake(Wakeup.Reason.IN_PROCESS));
         running.set(true);
         engine.maintenance.warnIfNotVacuumed(settings.log());
         mode.starting();
@@ -236,6 +251,9 @@ public final class WorkerRuntime {
         if (settings.listen()) {
             notifications.start();
         }
+        HistoryUpkeep history = new HistoryUpkeep(engine.maintenance, settings.queue(), settings.log());
+        stopWithWorker.add(maintenance.scheduleWithFixedDelay(
+                history, 0, HistoryUpkeep.INTERVAL.toMillis(), TimeUnit.MILLISECONDS));
         for (Mode.Periodic periodic : mode.periodic()) {
             ScheduledFuture<?> future = maintenance.scheduleWithFixedDelay(
                     periodic.task(),
@@ -310,6 +328,10 @@ public final class WorkerRuntime {
     public void close() {
         if (!running.compareAndSet(true, false)) {
             return;
+        }
+        LocalWakeups.Registration local = localWakeup;
+        if (local != null) {
+            local.close();
         }
         wakeup.wake(Wakeup.Reason.INTERNAL);
         List<String> stuck = new ArrayList<>(joinLoops(settings.shutdownGrace()));

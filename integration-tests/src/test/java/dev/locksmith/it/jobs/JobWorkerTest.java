@@ -15,6 +15,7 @@ import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.WakeUp;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -110,7 +111,14 @@ class JobWorkerTest extends DatabaseTest {
             await(recorder.listening, "LISTEN established");
             await(recorder.idle, "worker idle");
 
-            long id = queue.enqueue(dsl, NewJob.of("notify", "k"));
+            // NOTIFY from the producer's transaction and no in-process wake-up (which only the
+            // wake-up after commit gives), as from a producer in another JVM
+            long id = new JobQueue(
+                            Locksmith.builder(pool).build(),
+                            JobQueueConfig.builder()
+                                    .wakeUp(WakeUp.IN_TRANSACTION)
+                                    .build())
+                    .enqueue(dsl, NewJob.of("notify", "k"));
 
             await(recorder.completed, "job completed");
             // with a 10-minute poll interval, only the notification can have woken the worker
@@ -132,7 +140,11 @@ class JobWorkerTest extends DatabaseTest {
                 .build()
                 .start()) {
             await(recorder.idle, "worker idle");
-            long id = queue.enqueue(dsl, NewJob.of("polled", "k"));
+            // a producer that wakes no one: a producer in this JVM would wake the worker in-process
+            long id = new JobQueue(
+                            Locksmith.builder(pool).build(),
+                            JobQueueConfig.builder().wakeUp(WakeUp.NONE).build())
+                    .enqueue(dsl, NewJob.of("polled", "k"));
             await(recorder.completed, "job completed");
             assertThat(events)
                     .containsSubsequence("idle", "woke:POLL", "completed:" + id)

@@ -17,6 +17,8 @@ import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
 import dev.locksmith.jobs.WakeUp;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -25,6 +27,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -183,9 +186,50 @@ class WakeUpTest extends DatabaseTest {
     }
 
     @Test
+    void aDataSourceThatCannotGiveAConnectionDelaysOnlyItsOwnQueuesWakeUps() throws Exception {
+        // A data source whose getConnection() hangs for the signal sender, as an exhausted pool or
+        // an unreachable server does, until released: its queue's signal can only wait.
+        CountDownLatch asked = new CountDownLatch(1);
+        CountDownLatch released = new CountDownLatch(1);
+        DataSource stalling = (DataSource) Proxy.newProxyInstance(
+                DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection")
+                            && Thread.currentThread().getName().startsWith("locksmith-wake-signals")) {
+                        asked.countDown();
+                        released.await();
+                    }
+                    try {
+                        return method.invoke(pool, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        JobQueue stalled = new JobQueue(Locksmith.builder(stalling).build());
+        try (Listener listener = new Listener()) {
+            // the jobs are inserted through the producers' pool; only the signal needs `stalling`
+            stalled.enqueue(producers.dsl(), NewJob.of("stalled", "k"));
+            assertThat(asked.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("the stalled queue's signal is waiting for a connection")
+                    .isTrue();
+            queue.enqueue(producers.dsl(), NewJob.of("free", "k"));
+            // with one sender for every data source, this would wait for the release below
+            listener.next("free");
+            assertThat(listener.queues()).doesNotContain("stalled");
+            released.countDown();
+            listener.next("stalled");
+        } finally {
+            released.countDown();
+        }
+    }
+
+    @Test
     void withoutListenAWorkerPollsSoonAfterAClaimFoundJobsThoughItsPollIntervalIsLong() throws Exception {
         Counting events = new Counting(3);
-        queue.enqueue(dsl, NewJob.of("adaptive", "k"));
+        // a producer that wakes no one (as a producer in another JVM does not wake this one in-process)
+        JobQueue silent = new JobQueue(
+                Locksmith.builder(pool).build(),
+                JobQueueConfig.builder().wakeUp(WakeUp.NONE).build());
+        silent.enqueue(dsl, NewJob.of("adaptive", "k"));
         // One transactional thread: nothing but a poll (no LISTEN, no handler ending) wakes it.
         try (TransactionalWorker worker = TransactionalWorker.builder(
                         new JobQueue(Locksmith.builder(pool).observer(events).build()), "adaptive", (jobs, tx) -> {})
@@ -199,7 +243,7 @@ class WakeUpTest extends DatabaseTest {
                 assertThat(events.awaitCompleted(i, WAIT))
                         .as("job " + i + " completed")
                         .isTrue();
-                queue.enqueue(dsl, NewJob.of("adaptive", "k"));
+                silent.enqueue(dsl, NewJob.of("adaptive", "k"));
             }
             // With a fixed 10-minute poll, the second and third jobs would wait ten minutes each.
             assertThat(events.completed.await(WAIT.toSeconds(), TimeUnit.SECONDS))
@@ -208,6 +252,34 @@ class WakeUpTest extends DatabaseTest {
         }
         assertThat(events.woke).contains(WorkerEvents.Wake.POLL).doesNotContain(WorkerEvents.Wake.NOTIFICATION);
         assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    /**
+     * An enqueue committed in this JVM wakes this JVM's idle worker of its queue in-process: the
+     * worker here has no LISTEN and polls every ten minutes, so nothing else can bring the job
+     * within the wait (without the in-process wake-up, this test fails there).
+     */
+    @Test
+    void anEnqueueCommittedInThisJvmWakesItsIdleWorkerInProcess() throws Exception {
+        Counting events = new Counting(1);
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(events).build()), "in-process", (job, tx) -> {})
+                .listen(false)
+                .minPollInterval(Duration.ofMinutes(10))
+                .pollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            assertThat(events.idle.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("worker idle")
+                    .isTrue();
+            producers.dsl().transaction(c -> queue.enqueue(c.dsl(), NewJob.of("in-process", "k")));
+            assertThat(events.completed.await(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("job completed")
+                    .isTrue();
+        }
+        assertThat(events.woke)
+                .contains(WorkerEvents.Wake.IN_PROCESS)
+                .doesNotContain(WorkerEvents.Wake.POLL, WorkerEvents.Wake.NOTIFICATION);
     }
 
     @Test
@@ -237,8 +309,15 @@ class WakeUpTest extends DatabaseTest {
             assertThat(events.idle.await(WAIT.toSeconds(), TimeUnit.SECONDS))
                     .as("worker idle")
                     .isTrue();
-            queue.enqueue(dsl, NewJob.of("direct", "k"));
-            // with a 10-minute poll interval, only the notification can bring the job
+            // NOTIFY from the producer's own transaction, and no in-process wake-up (which only the
+            // wake-up after commit gives): with a 10-minute poll interval, only the notification
+            // can bring the job
+            new JobQueue(
+                            Locksmith.builder(pool).build(),
+                            JobQueueConfig.builder()
+                                    .wakeUp(WakeUp.IN_TRANSACTION)
+                                    .build())
+                    .enqueue(dsl, NewJob.of("direct", "k"));
             assertThat(events.completed.await(WAIT.toSeconds(), TimeUnit.SECONDS))
                     .as("job completed")
                     .isTrue();

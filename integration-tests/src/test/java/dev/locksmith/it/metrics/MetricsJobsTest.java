@@ -12,6 +12,7 @@ import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
+import dev.locksmith.jobs.WakeUp;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -70,8 +71,9 @@ class MetricsJobsTest extends MetricsDatabaseTest {
 
     /**
      * {@code locksmith.worker.wakeups} says why idle threads woke: with polls ten minutes apart
-     * (adaptive poll off), a job enqueued once LISTEN is up can only have been brought by a
-     * notification, and the counter says so.
+     * (adaptive poll off), a job enqueued once LISTEN is up with its NOTIFY in the producer's
+     * transaction (no in-process wake-up) can only have been brought by the notification, and
+     * the counter says so; one enqueued with the wake-up after commit wakes the worker in-process.
      */
     @Test
     void wakeUpsAreCountedByReason() {
@@ -96,12 +98,22 @@ class MetricsJobsTest extends MetricsDatabaseTest {
             // The first job may be found by the worker's first claim, its notification arriving
             // before the claimer first waited; the second comes while the worker waits for work,
             // after a run, and only its notification (the poll being ten minutes) wakes it.
+            JobQueue notifying = new JobQueue(
+                    observed,
+                    JobQueueConfig.builder().wakeUp(WakeUp.IN_TRANSACTION).build());
             for (int i = 0; i < 2; i++) {
-                queue.enqueue(observed, NewJob.of("woken", "k"));
+                notifying.enqueue(observed, NewJob.of("woken", "k"));
                 awaitNoJob(JOBS.QUEUE.eq("woken"));
             }
+            assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "notification"))
+                    .isGreaterThanOrEqualTo(1);
+            assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "in_process"))
+                    .isZero();
+            // the worker waits for work after its last run; this job's commit wakes it in-process
+            queue.enqueue(observed, NewJob.of("woken", "k"));
+            awaitNoJob(JOBS.QUEUE.eq("woken"));
         }
-        assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "notification"))
+        assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "in_process"))
                 .isGreaterThanOrEqualTo(1);
         assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "poll"))
                 .isZero();

@@ -16,6 +16,7 @@ public abstract class WorkerEvents implements LocksmithObserver {
     /** Why a waiting thread woke. */
     public enum Wake {
         NOTIFICATION,
+        IN_PROCESS,
         POLL,
         INTERNAL
     }
@@ -47,6 +48,7 @@ public abstract class WorkerEvents implements LocksmithObserver {
             case LISTENING -> listening();
             case IDLE -> idle();
             case WOKE_BY_NOTIFICATION -> woke(Wake.NOTIFICATION);
+            case WOKE_IN_PROCESS -> woke(Wake.IN_PROCESS);
             case WOKE_BY_POLL -> woke(Wake.POLL);
             case WOKE_INTERNALLY -> woke(Wake.INTERNAL);
         }
