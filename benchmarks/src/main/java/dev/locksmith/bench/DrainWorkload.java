@@ -117,7 +117,8 @@ final class DrainWorkload implements Workload {
                     }
                 } else {
                     // JobWorker claims for its free threads and, by default, up to eight per thread
-                    // ahead: the raw and pgbench claims take that many (500 when tuned).
+                    // ahead while claims are quick: the raw and pgbench claims take that many (500
+                    // when tuned).
                     int claim = tuned ? size / 2 : workers * 8;
                     LeaseRaw raw = new LeaseRaw(workers, claim);
                     int claimers = config.contains(" claimers=")

@@ -3,9 +3,6 @@ package dev.locksmith.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.provisioning.ScratchDatabase;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -60,26 +57,7 @@ public final class GraphileWorkerPeer {
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
         CountDownLatch ready = new CountDownLatch(1);
-        Thread reader = new Thread(
-                () -> {
-                    try (BufferedReader out =
-                            new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
-                        for (String line; (line = out.readLine()) != null; ) {
-                            if (line.equals("ready")) {
-                                ready.countDown();
-                            } else {
-                                int space = line.indexOf(' ');
-                                run.started(
-                                        Long.parseLong(line.substring(0, space)),
-                                        Long.parseLong(line.substring(space + 1)));
-                            }
-                        }
-                    } catch (IOException | RuntimeException e) {
-                        ready.countDown();
-                    }
-                },
-                "graphile-worker-output");
-        reader.start();
+        run.readStarts(node, ready, "graphile-worker-output");
         try (HikariDataSource pool = pool(database, producers + 2)) {
             if (!ready.await(60, TimeUnit.SECONDS) || !node.isAlive()) {
                 throw new IllegalStateException("graphile-worker did not start (see its output above)");
@@ -91,7 +69,6 @@ public final class GraphileWorkerPeer {
             if (!node.waitFor(30, TimeUnit.SECONDS)) {
                 node.destroyForcibly();
             }
-            reader.join(TimeUnit.SECONDS.toMillis(10));
         }
     }
 

@@ -14,7 +14,6 @@ import dev.locksmith.jobs.TransactionalWorker;
 import dev.locksmith.jobs.WakeUp;
 import dev.locksmith.jobs.Worker;
 import dev.locksmith.observe.LocksmithObserver;
-import dev.locksmith.observe.WorkerEvent;
 import dev.locksmith.provisioning.ScratchDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,17 +32,31 @@ import org.jspecify.annotations.Nullable;
  * start, for the ways a worker can be woken ({@link Variant}), beside graphile-worker's in the
  * same run when it is installed ({@link GraphileWorkerPeer}). Every variant of a cell runs once
  * per round, the variants taking turns at going first, so that the machine's drift falls on all
- * of them; figures are medians over the rounds.
+ * of them; figures are medians over the rounds. The {@code job-worker} and {@code transactional}
+ * workers run in the producers' JVM, which wakes them in-process as its enqueues commit; the
+ * other-JVM, polling and PgBouncer variants run their worker in a JVM of its own
+ * ({@link OtherJvmWorker}), woken only by {@code NOTIFY} or by its poll, as by producers in
+ * another service.
  */
 public final class LatencyBench {
 
     /** How workers are woken, and through what. */
     public enum Variant {
-        /** {@code JobWorker} defaults: LISTEN, wake-up after commit. */
+        /** {@code JobWorker} defaults in the producers' JVM: woken in-process, and by LISTEN. */
         JOB_WORKER("job-worker"),
         /** {@code TransactionalWorker} defaults. */
         TRANSACTIONAL("transactional"),
-        /** {@code JobWorker} with the NOTIFY inside the producer's transaction (the wake-up before issue 33). */
+        /**
+         * {@code JobWorker} defaults in a JVM of its own ({@link OtherJvmWorker}): woken only by
+         * {@code NOTIFY}, as a worker is by producers in another service.
+         */
+        OTHER_JVM("job-worker-other-jvm"),
+        /** {@code TransactionalWorker} defaults in a JVM of its own. */
+        TRANSACTIONAL_OTHER_JVM("transactional-other-jvm"),
+        /**
+         * {@code JobWorker} in the producers' JVM with the NOTIFY inside the producer's
+         * transaction (the wake-up before issue 33): woken by LISTEN alone.
+         */
         IN_TRANSACTION("in-transaction"),
         /** {@code JobWorker} without LISTEN: the adaptive poll. */
         POLL("poll"),
@@ -80,6 +93,22 @@ public final class LatencyBench {
 
         boolean throughPgBouncer() {
             return this == PGBOUNCER_POLL || this == PGBOUNCER_LISTEN_DIRECT;
+        }
+
+        /**
+         * The worker in a JVM of its own, for the variants whose worker must not hear of the
+         * producers' commits in-process (which a worker in the producers' JVM does at once);
+         * null for those that run in the bench's JVM.
+         */
+        OtherJvmWorker.@Nullable Kind otherJvm() {
+            return switch (this) {
+                case OTHER_JVM -> OtherJvmWorker.Kind.JOB_WORKER;
+                case TRANSACTIONAL_OTHER_JVM -> OtherJvmWorker.Kind.TRANSACTIONAL;
+                case POLL, PGBOUNCER_POLL -> OtherJvmWorker.Kind.POLL;
+                case FIXED_POLL -> OtherJvmWorker.Kind.FIXED_POLL;
+                case PGBOUNCER_LISTEN_DIRECT -> OtherJvmWorker.Kind.LISTEN_VIA;
+                default -> null;
+            };
         }
     }
 
@@ -184,18 +213,10 @@ public final class LatencyBench {
         String queueName = "latency-" + queues.incrementAndGet();
         boolean bounced = v.throughPgBouncer();
         try (HikariDataSource workerPool = pool(bounced, 16, "latency-worker");
-                HikariDataSource producerPool = pool(bounced, producers + 2, "latency-producers");
-                HikariDataSource direct = pool(false, 2, "latency-listen")) {
+                HikariDataSource producerPool = pool(bounced, producers + 2, "latency-producers")) {
             LatencyRun run = new LatencyRun();
             CountDownLatch ready = new CountDownLatch(1);
-            LocksmithObserver listening = new LocksmithObserver() {
-                @Override
-                public void workerEvent(WorkerEvent event, String queue) {
-                    if (event == WorkerEvent.LISTENING) {
-                        ready.countDown();
-                    }
-                }
-            };
+            LocksmithObserver listening = OtherJvmWorker.countingDownOnListening(ready);
             PoolingMode pooling = bounced ? PoolingMode.TRANSACTION : PoolingMode.SESSION;
             JobQueue workerQueue = new JobQueue(environment(workerPool, pooling, listening));
             JobQueueConfig wake = JobQueueConfig.builder()
@@ -203,21 +224,28 @@ public final class LatencyBench {
                     .build();
             Locksmith producing = environment(producerPool, pooling, LocksmithObserver.NONE);
             JobQueue producerQueue = new JobQueue(producing, wake);
-            try (Worker worker = worker(v, workerQueue, queueName, run, direct).start()) {
-                boolean listens = v != Variant.POLL && v != Variant.FIXED_POLL && v != Variant.PGBOUNCER_POLL;
-                if (listens && !ready.await(30, TimeUnit.SECONDS)) {
+            LatencyRun.Producer produce = (p, i) -> producing
+                    .dsl()
+                    .transactionResult(c -> producerQueue.enqueue(c.dsl(), NewJob.of(queueName, "latency")));
+            OtherJvmWorker.Kind other = v.otherJvm();
+            if (other != null) {
+                Process process = OtherJvmWorker.start(
+                        database, url(bounced), bounced, database.jdbcUrl(), schema, queueName, other, run);
+                try {
+                    // a second for the worker's threads to go idle, as between bursts in production
+                    Thread.sleep(1000);
+                    return run.run(produce, producers, rate, duration);
+                } finally {
+                    OtherJvmWorker.stop(process);
+                }
+            }
+            try (Worker worker = worker(v, workerQueue, queueName, run).start()) {
+                if (!ready.await(30, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("the worker's LISTEN did not come up within 30 s");
                 }
                 // a second for the worker's threads to go idle, as between bursts in production
                 Thread.sleep(1000);
-                return run.run(
-                        (p, i) -> producing
-                                .dsl()
-                                .transactionResult(
-                                        c -> producerQueue.enqueue(c.dsl(), NewJob.of(queueName, "latency"))),
-                        producers,
-                        rate,
-                        duration);
+                return run.run(produce, producers, rate, duration);
             }
         }
     }
@@ -288,19 +316,13 @@ public final class LatencyBench {
         return done.sum() / ((System.nanoTime() - begin) / 1e9);
     }
 
-    private static Worker worker(Variant v, JobQueue queue, String name, LatencyRun run, HikariDataSource direct) {
-        if (v == Variant.TRANSACTIONAL) {
-            return TransactionalWorker.builder(queue, name, (jobs, tx) -> jobs.forEach(j -> run.started(j.id())))
-                    .build();
-        }
-        JobWorker.Builder b = JobWorker.builder(queue, name, (job, tx) -> run.started(job.id()));
-        switch (v) {
-            case POLL, PGBOUNCER_POLL -> b.listen(false);
-            case FIXED_POLL -> b.listen(false).minPollInterval(Duration.ofSeconds(1));
-            case PGBOUNCER_LISTEN_DIRECT -> b.listenVia(direct);
-            default -> {}
-        }
-        return b.build();
+    /** The worker of a variant that runs in the bench's JVM. */
+    private static Worker worker(Variant v, JobQueue queue, String name, LatencyRun run) {
+        return v == Variant.TRANSACTIONAL
+                ? TransactionalWorker.builder(queue, name, (jobs, tx) -> jobs.forEach(j -> run.started(j.id())))
+                        .build()
+                : JobWorker.builder(queue, name, (job, tx) -> run.started(job.id()))
+                        .build();
     }
 
     private Locksmith environment(HikariDataSource pool, PoolingMode pooling, LocksmithObserver observer) {
@@ -311,14 +333,19 @@ public final class LatencyBench {
                 .build();
     }
 
-    private HikariDataSource pool(boolean throughPgBouncer, int size, String name) {
-        HikariConfig config = new HikariConfig();
+    /** The database's URL, or that of the PgBouncer in front of it. */
+    private String url(boolean throughPgBouncer) {
         String url = database.jdbcUrl();
         if (throughPgBouncer) {
             url = url.replaceFirst("//([^/:]+)(:\\d+)?/", "//127.0.0.1:" + pgBouncerPort + "/")
                     + (url.contains("?") ? "&" : "?") + "prepareThreshold=0";
         }
-        config.setJdbcUrl(url);
+        return url;
+    }
+
+    private HikariDataSource pool(boolean throughPgBouncer, int size, String name) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url(throughPgBouncer));
         config.setUsername(database.user());
         config.setPassword(database.password());
         config.setMaximumPoolSize(size);

@@ -1,10 +1,15 @@
 package dev.locksmith.bench;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -50,6 +55,52 @@ final class LatencyRun {
     /** Job {@code jobId}'s handler started at {@code nanos} ({@link System#nanoTime()}'s clock). */
     void started(long jobId, long nanos) {
         started.putIfAbsent(jobId, nanos);
+    }
+
+    /**
+     * Reads a worker process's standard output on a daemon thread: "ready" counts {@code ready}
+     * down, each "&lt;job id&gt; &lt;nanos&gt;" is a handler's start ({@link #started(long, long)}),
+     * any other line is skipped; the end of the output, or output that cannot be read, counts
+     * {@code ready} down too (the caller then finds the process not alive, or its jobs missing).
+     *
+     * @param process the worker's process
+     * @param ready counted down once the worker runs
+     * @param name the reading thread's name
+     */
+    void readStarts(Process process, CountDownLatch ready, String name) {
+        Thread reader = new Thread(
+                () -> {
+                    try (BufferedReader out = new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line; (line = out.readLine()) != null; ) {
+                            if (line.equals("ready")) {
+                                ready.countDown();
+                            } else {
+                                startLine(line);
+                            }
+                        }
+                    } catch (IOException e) {
+                        // the process went away: what it wrote before counts
+                    } finally {
+                        ready.countDown();
+                    }
+                },
+                name);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** A "&lt;job id&gt; &lt;nanos&gt;" line as a handler's start; another line is skipped. */
+    private void startLine(String line) {
+        int space = line.indexOf(' ');
+        if (space <= 0) {
+            return;
+        }
+        try {
+            started(Long.parseLong(line.substring(0, space)), Long.parseLong(line.substring(space + 1)));
+        } catch (NumberFormatException notAStart) {
+            // a line the worker's JVM or runtime wrote for some other reason
+        }
     }
 
     /**

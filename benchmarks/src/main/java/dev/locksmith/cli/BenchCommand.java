@@ -42,6 +42,9 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     private ConnectionOptions connection;
 
+    @Mixin
+    private EmbeddedServerOptions server;
+
     @Spec
     private CommandSpec spec;
 
@@ -109,7 +112,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         int maxWorkers =
                 Math.max(64, workers.stream().mapToInt(Integer::intValue).max().orElse(0));
-        try (BenchSession session = new BenchSession(connection.settings(), maxWorkers + 8, connection.schema)) {
+        Map<String, String> serverConfig = server.serverConfig(spec.commandLine());
+        try (BenchSession session =
+                new BenchSession(connection.settings(), maxWorkers + 8, connection.schema, serverConfig)) {
             Map<String, Workload> all = new java.util.LinkedHashMap<>(session.workloads());
             List<String> chosen = !workloads.isEmpty()
                     ? workloads
@@ -126,7 +131,10 @@ final class BenchCommand implements Callable<Integer> {
                     .orElse("pgbench: not found (install PostgreSQL's client tools for the pgbench baselines)");
             System.out.printf(
                     "server: %s via %s, %s%n%s%n",
-                    session.server().version(), session.server().source().description(), session.durability(), pgbench);
+                    session.server().version(),
+                    session.server().source().description(),
+                    session.durabilityAndVacuum(),
+                    pgbench);
             List<Workload> selected = chosen.stream().map(all::get).toList();
             Progress progress = new Progress(System.err, new Runner(options, step -> {}).steps(selected));
             Runner runner = new Runner(options, progress, session::readyFor);
@@ -148,10 +156,11 @@ final class BenchCommand implements Callable<Integer> {
                     warmup,
                     runs,
                     (workers.isEmpty() ? "" : " --workers " + workers.toString().replaceAll("[\\[\\] ]", ""))
-                            + (only.isEmpty() ? "" : " --only " + String.join(",", only)),
+                            + (only.isEmpty() ? "" : " --only " + String.join(",", only))
+                            + server.flag(),
                     session.server().version(),
                     session.server().source().description(),
-                    session.durability(),
+                    session.durabilityAndVacuum(),
                     Runtime.getRuntime().availableProcessors(),
                     pgbench);
             Files.writeString(dir.resolve("table.txt"), header + report.table() + onCitus);

@@ -71,11 +71,8 @@ final class HorizonCommand implements Callable<Integer> {
             defaultValue = "200")
     private int poolRate;
 
-    @Option(
-            names = "--autovacuum",
-            description = "on or off: an embedded server starts with it so (default: the server's own; the "
-                    + "embedded server's is on); an explicit server is used as configured")
-    private String autovacuum;
+    @Mixin
+    private EmbeddedServerOptions server;
 
     @Option(
             names = "--loads",
@@ -107,10 +104,7 @@ final class HorizonCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (autovacuum != null && !List.of("on", "off").contains(autovacuum)) {
-            throw new ParameterException(spec.commandLine(), "--autovacuum is on or off");
-        }
-        Map<String, String> config = autovacuum == null ? Map.of() : Map.of("autovacuum", autovacuum);
+        Map<String, String> config = server.serverConfig(spec.commandLine());
         try (BenchSession session = new BenchSession(connection.settings(), 24, connection.schema, config)) {
             String header = String.format(
                     "locksmith bench horizon --baseline %d --hold %d --after %d --rate %d --batch %d --pool-accounts %d"
@@ -123,7 +117,7 @@ final class HorizonCommand implements Callable<Integer> {
                     poolAccounts,
                     poolRate,
                     String.join(",", loads),
-                    autovacuum == null ? "" : " --autovacuum " + autovacuum,
+                    server.flag(),
                     session.server().version(),
                     session.server().source().description(),
                     session.durabilityAndVacuum(),
