@@ -4,6 +4,8 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Backoff;
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.support.WorkerEvents;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
@@ -73,10 +75,11 @@ class MetricsJobsTest extends MetricsDatabaseTest {
      * {@code locksmith.worker.wakeups} says why idle threads woke: with polls ten minutes apart
      * (adaptive poll off), a job enqueued once LISTEN is up with its NOTIFY in the producer's
      * transaction (no in-process wake-up) can only have been brought by the notification, and
-     * the counter says so; one enqueued with the wake-up after commit wakes the worker in-process.
+     * the counter says so; one enqueued with the wake-up after commit wakes a waiting worker
+     * in-process.
      */
     @Test
-    void wakeUpsAreCountedByReason() {
+    void wakeUpsAreCountedByReason() throws InterruptedException {
         try (JobWorker worker = JobWorker.builder(queue, "woken", (job, tx) -> {})
                 .threads(1)
                 .pollInterval(Duration.ofMinutes(10))
@@ -109,13 +112,37 @@ class MetricsJobsTest extends MetricsDatabaseTest {
                     .isGreaterThanOrEqualTo(1);
             assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "in_process"))
                     .isZero();
-            // the worker waits for work after its last run; this job's commit wakes it in-process
-            queue.enqueue(observed, NewJob.of("woken", "k"));
-            awaitNoJob(JOBS.QUEUE.eq("woken"));
         }
-        assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "in_process"))
-                .isGreaterThanOrEqualTo(1);
-        assertThat(counted("locksmith.worker.wakeups", "queue", "woken", "reason", "poll"))
+        // A worker that does not LISTEN, once its first claim has come back empty: only the
+        // in-process wake-up of an enqueue committed in this JVM (or a poll ten minutes away) can
+        // bring it the job. (The listening worker above is no witness: a job committed while its
+        // handler thread claims after a run is found by that claim, with no wake-up at all.)
+        CountDownLatch waiting = new CountDownLatch(1);
+        DSLContext following = Locksmith.builder(dsl)
+                .observer(metrics, new WorkerEvents() {
+                    @Override
+                    public void idle() {
+                        waiting.countDown();
+                    }
+                })
+                .build()
+                .dsl();
+        try (JobWorker worker = JobWorker.builder(new JobQueue(following), "woken-here", (job, tx) -> {})
+                .threads(1)
+                .listen(false)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            assertThat(waiting.await(60, TimeUnit.SECONDS))
+                    .as("the worker's first claim came back empty")
+                    .isTrue();
+            queue.enqueue(observed, NewJob.of("woken-here", "k"));
+            awaitNoJob(JOBS.QUEUE.eq("woken-here"));
+        }
+        assertThat(counted("locksmith.worker.wakeups", "queue", "woken-here", "reason", "in_process"))
+                .isEqualTo(1);
+        assertThat(counted("locksmith.worker.wakeups", "queue", "woken-here", "reason", "poll"))
                 .isZero();
     }
 
