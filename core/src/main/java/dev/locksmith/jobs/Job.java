@@ -118,6 +118,23 @@ public final class Job {
     }
 
     /**
+     * The job's fencing token: how many leases it has had. Every leased claim
+     * ({@link JobWorker}, {@link JobQueue#claim(Claim, java.time.Duration, String)}) and every
+     * {@link TwoPhaseWorker} claim adds one, so a job in hand holds a number larger than any
+     * earlier holder of the same job held. Write it beside what the handler changes outside the
+     * job and refuse a smaller one ({@link dev.locksmith.Fencing}): a holder whose lease lapsed
+     * (a long GC pause, a partition) and whose job was claimed again then cannot overwrite the
+     * newer holder's work. A transactional claim ({@link TransactionalWorker},
+     * {@link JobQueue#claimInTransaction}) holds the row lock instead of a lease and leaves the
+     * number as it was: what its handler writes commits with the claim or not at all.
+     *
+     * @return the fencing token, 0 for a job never leased
+     */
+    public long fence() {
+        return row.fence();
+    }
+
+    /**
      * The W3C trace context current when the job was enqueued, stored when a
      * {@link dev.locksmith.observe.LocksmithObserver} supplied one.
      *

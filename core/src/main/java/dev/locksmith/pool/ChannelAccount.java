@@ -14,12 +14,19 @@ import org.jspecify.annotations.Nullable;
  *     {@link ChannelAccountPool#expireLeases()})
  * @param lockedAt when the current lease was taken; null when idle
  * @param lockedUntil when the current lease expires (database clock); null when idle
+ * @param fence the account's fencing token: how many leases it has had. Every acquire adds one,
+ *     so the holder of a lease holds a number larger than any earlier holder of the account held;
+ *     write it beside what the lease protects and refuse a smaller one
+ *     ({@link dev.locksmith.Fencing}), so that a holder whose lease lapsed (a long GC pause) and
+ *     was taken by another cannot overwrite the newer holder's work. Kept while the account is
+ *     idle: the last lease's number
  */
 public record ChannelAccount(
         String publicKey,
         @Nullable String lockedBy,
         @Nullable OffsetDateTime lockedAt,
-        @Nullable OffsetDateTime lockedUntil) {
+        @Nullable OffsetDateTime lockedUntil,
+        long fence) {
 
     /**
      * The public key is always there; the lease columns are null while the account is idle.
@@ -28,6 +35,7 @@ public record ChannelAccount(
      * @param lockedBy the lease holder, or null while idle
      * @param lockedAt when the lease was taken, or null
      * @param lockedUntil when the lease expires, or null
+     * @param fence the leases the account has had
      * @throws NullPointerException when the public key is null
      */
     public ChannelAccount {
@@ -45,6 +53,6 @@ public record ChannelAccount(
     }
 
     static ChannelAccount from(ChannelAccountsRecord r) {
-        return new ChannelAccount(r.getPublicKey(), r.getLockedBy(), r.getLockedAt(), r.getLockedUntil());
+        return new ChannelAccount(r.getPublicKey(), r.getLockedBy(), r.getLockedAt(), r.getLockedUntil(), r.getFence());
     }
 }

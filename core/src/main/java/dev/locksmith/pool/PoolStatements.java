@@ -64,6 +64,7 @@ final class PoolStatements {
                         .set(CHANNEL_ACCOUNTS.LOCKED_BY, owner)
                         .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
                         .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
+                        .set(CHANNEL_ACCOUNTS.FENCE, CHANNEL_ACCOUNTS.FENCE.plus(DSL.inline(1L)))
                         .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
                         .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
                         .and(inBucket)
@@ -71,7 +72,8 @@ final class PoolStatements {
                                 CHANNEL_ACCOUNTS.PUBLIC_KEY,
                                 CHANNEL_ACCOUNTS.LOCKED_BY,
                                 CHANNEL_ACCOUNTS.LOCKED_AT,
-                                CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+                                CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                                CHANNEL_ACCOUNTS.FENCE));
         release = RenderedQuery.of(
                 dsl,
                 dsl.update(CHANNEL_ACCOUNTS)
@@ -234,6 +236,7 @@ final class PoolStatements {
                 row.getString(CHANNEL_ACCOUNTS.PUBLIC_KEY.getName()),
                 row.getString(CHANNEL_ACCOUNTS.LOCKED_BY.getName()),
                 row.getObject(CHANNEL_ACCOUNTS.LOCKED_AT.getName(), OffsetDateTime.class),
-                row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
+                row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class),
+                row.getLong(CHANNEL_ACCOUNTS.FENCE.getName()));
     }
 }

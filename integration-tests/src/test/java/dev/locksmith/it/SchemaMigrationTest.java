@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 31;
+    static final int CHANGE_SETS = 33;
 
     static final Set<String> TABLES = Set.of(
             "channel_accounts",
@@ -84,6 +84,7 @@ class SchemaMigrationTest {
                         "queue-010-schedules-ordering-key",
                         "queue-011-job-history",
                         "queue-012-citus-distribute-job-history",
+                        "queue-013-fence",
                         "pool-000-schema",
                         "pool-001-move-channel_accounts-from-0.1",
                         "pool-002-channel-accounts",
@@ -91,6 +92,7 @@ class SchemaMigrationTest {
                         "pool-004-channel_accounts-autovacuum",
                         "pool-005-channel-accounts-bucket",
                         "pool-006-citus-distribute-channel-accounts",
+                        "pool-007-channel-accounts-fence",
                         "accounts-000-schema",
                         "accounts-001-move-accounts-from-0.1",
                         "accounts-002-accounts",

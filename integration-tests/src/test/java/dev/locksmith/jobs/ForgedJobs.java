@@ -32,6 +32,7 @@ public final class ForgedJobs {
                 job.createdAt(),
                 leaseId,
                 job.traceparent(),
-                job.orderingKey()));
+                job.orderingKey(),
+                job.fence()));
     }
 }

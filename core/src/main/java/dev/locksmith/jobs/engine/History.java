@@ -54,7 +54,8 @@ final class History {
             JOBS.LAST_ERROR,
             JOBS.CREATED_AT,
             JOBS.UPDATED_AT,
-            JOBS.FINISHED_AT);
+            JOBS.FINISHED_AT,
+            JOBS.FENCE);
 
     /** The same columns in {@code job_history}. */
     static final List<TableField<JobHistoryRecord, ?>> KEPT = List.of(
@@ -74,7 +75,8 @@ final class History {
             JOB_HISTORY.LAST_ERROR,
             JOB_HISTORY.CREATED_AT,
             JOB_HISTORY.UPDATED_AT,
-            JOB_HISTORY.FINISHED_AT);
+            JOB_HISTORY.FINISHED_AT,
+            JOB_HISTORY.FENCE);
 
     /**
      * The columns whose new values are times ({@code now()}, the statement's time): set by the
@@ -164,7 +166,8 @@ final class History {
                     DSL.val(lastError == null ? job.lastError() : lastError, JOB_HISTORY.LAST_ERROR),
                     DSL.val(job.createdAt()),
                     DSL.currentOffsetDateTime(),
-                    DSL.currentOffsetDateTime()));
+                    DSL.currentOffsetDateTime(),
+                    DSL.val(job.fence())));
         }
         return insert.execute();
     }

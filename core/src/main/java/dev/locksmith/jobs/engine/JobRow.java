@@ -33,6 +33,7 @@ import org.jspecify.annotations.Nullable;
  * @param leaseId lease token, or null
  * @param traceparent enqueuing trace context, or null
  * @param orderingKey ordering key, or null
+ * @param fence leases the job has had: its fencing token
  */
 public record JobRow(
         long id,
@@ -52,7 +53,8 @@ public record JobRow(
         OffsetDateTime createdAt,
         @Nullable UUID leaseId,
         @Nullable String traceparent,
-        @Nullable String orderingKey) {
+        @Nullable String orderingKey,
+        long fence) {
 
     /**
      * The row's status read from {@code jobs.status}.
@@ -94,7 +96,8 @@ public record JobRow(
                 row.getObject(15, OffsetDateTime.class),
                 row.getObject(16, UUID.class),
                 row.getString(17),
-                row.getString(18));
+                row.getString(18),
+                row.getLong(19));
     }
 
     /**
@@ -123,7 +126,8 @@ public record JobRow(
                 r.getCreatedAt(),
                 r.getLeaseId(),
                 r.getTraceparent(),
-                r.getOrderingKey());
+                r.getOrderingKey(),
+                r.getFence());
     }
 
     /**
@@ -152,6 +156,7 @@ public record JobRow(
                 r.getCreatedAt(),
                 null,
                 r.getTraceparent(),
-                r.getOrderingKey());
+                r.getOrderingKey(),
+                r.getFence());
     }
 }

@@ -62,7 +62,8 @@ final class JobStatements {
             JOBS.CREATED_AT,
             JOBS.LEASE_ID,
             JOBS.TRACEPARENT,
-            JOBS.ORDERING_KEY);
+            JOBS.ORDERING_KEY,
+            JOBS.FENCE);
 
     /**
      * Claim statements are rendered per limit, which is written as a literal: with {@code LIMIT $n}
@@ -197,6 +198,7 @@ final class JobStatements {
                         JOBS.LEASE_ID,
                         shards == Shards.ONE ? derivedLeaseId() : DSL.function("gen_random_uuid", SQLDataType.UUID))
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
+                .set(JOBS.FENCE, JOBS.FENCE.plus(DSL.inline(1L)))
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(claimed(shards, limit))
                 .returning(JOB_COLUMNS);
@@ -223,6 +225,7 @@ final class JobStatements {
             DSLContext dsl, Field<OffsetDateTime> holdEnd, Shards shards, int limit) {
         return dsl.update(JOBS)
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
+                .set(JOBS.FENCE, JOBS.FENCE.plus(DSL.inline(1L)))
                 .set(JOBS.RUN_AT, holdEnd)
                 .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .where(claimed(shards, limit))

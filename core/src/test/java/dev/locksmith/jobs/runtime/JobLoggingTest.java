@@ -33,7 +33,8 @@ class JobLoggingTest {
             OffsetDateTime.now(),
             null,
             null,
-            null));
+            null,
+            1));
 
     @AfterEach
     void clear() {

@@ -38,7 +38,7 @@ class HistoryUpgradeTest {
         database = TestPostgres.freshEmpty("history-upgrade");
         dsl = DSL.using(database.dataSource(), SQLDialect.POSTGRES);
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
-        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 2);
+        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 3);
         assertThat(left).extracting(AppliedChangeSet::id).doesNotContain("queue-011-job-history");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))
                 .isTrue();
@@ -93,7 +93,7 @@ class HistoryUpgradeTest {
 
         assertThat(applied)
                 .extracting(AppliedChangeSet::id)
-                .containsExactly("queue-011-job-history", "queue-012-citus-distribute-job-history");
+                .containsExactly("queue-011-job-history", "queue-012-citus-distribute-job-history", "queue-013-fence");
         assertThat(table("jobs")).as("live work untouched").isEqualTo(liveBefore);
         assertThat(table("job_history"))
                 .containsExactly(
@@ -139,7 +139,7 @@ class HistoryUpgradeTest {
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(table("jobs")).containsExactly(pending + ":pending:0");
 
-        LocksmithSchema.rollback(database.dataSource(), "locksmith", 2);
+        LocksmithSchema.rollback(database.dataSource(), "locksmith", 3);
 
         assertThat(table("jobs")).containsExactly(done + ":done:0", pending + ":pending:0");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))
