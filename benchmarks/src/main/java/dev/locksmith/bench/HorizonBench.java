@@ -16,7 +16,7 @@ import org.jooq.impl.DSL;
 /**
  * {@code bench horizon}: the held-horizon scenario of issue 32. A producer at a fixed rate in
  * batches feeds a default {@code JobWorker} and, beside it, a plain {@code DELETE ... SKIP LOCKED}
- * queue; the channel-account pool acquires and releases at a fixed rate on its migrated layout
+ * queue on one table and the same on rotating tables ({@link HorizonRotating}); the channel-account pool acquires and releases at a fixed rate on its migrated layout
  * (and, when that has no index over its lease columns, on a copy with them). All run through three phases: a
  * baseline, a hold (another session holds {@code BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1}
  * open, so VACUUM and page pruning can remove nothing newer) and an after phase.
@@ -42,18 +42,22 @@ public final class HorizonBench {
             int batch,
             int poolAccounts,
             int poolRate,
+            long generationMillis,
             boolean queues,
             boolean pool) {
-        /** Validates: positive phase lengths and rates, a batch of at most the rate, at least one kind of load. */
+        /**
+         * Validates: positive phase lengths, rates and generation, a batch of at most the rate,
+         * at least one kind of load.
+         */
         public Options {
             for (Duration d : List.of(baseline, hold, after)) {
                 if (d.isNegative() || d.isZero()) {
                     throw new IllegalArgumentException("phase lengths must be positive");
                 }
             }
-            if (rate < 1 || batch < 1 || batch > rate || poolAccounts < 1 || poolRate < 1) {
+            if (rate < 1 || batch < 1 || batch > rate || poolAccounts < 1 || poolRate < 1 || generationMillis < 1) {
                 throw new IllegalArgumentException(
-                        "rate, batch (at most rate), pool accounts and pool rate must be positive");
+                        "rate, batch (at most rate), pool accounts, pool rate and generation must be positive");
             }
             if (!queues && !pool) {
                 throw new IllegalArgumentException("--loads takes queues, pool or both");
@@ -117,6 +121,8 @@ public final class HorizonBench {
             if (options.queues()) {
                 loads.add(new HorizonQueues.Library(ds, schema, options.rate(), options.batch(), phases));
                 loads.add(new HorizonQueues.Plain(ds, schema, options.rate(), options.batch(), phases));
+                loads.add(new HorizonRotating(
+                        ds, schema, options.rate(), options.batch(), options.generationMillis(), phases));
             }
             if (options.pool()) {
                 HorizonPool migrated =

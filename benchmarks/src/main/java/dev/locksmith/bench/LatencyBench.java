@@ -58,6 +58,12 @@ public final class LatencyBench {
          * transaction (the wake-up before issue 33): woken by LISTEN alone.
          */
         IN_TRANSACTION("in-transaction"),
+        /**
+         * {@code JobWorker} in a JVM of its own, the NOTIFY inside the producer's transaction: as
+         * graphile-worker is woken, so that the cost of the separate NOTIFY can be told from the
+         * cost of the other JVM.
+         */
+        IN_TRANSACTION_OTHER_JVM("in-transaction-other-jvm"),
         /** {@code JobWorker} without LISTEN: the adaptive poll. */
         POLL("poll"),
         /** {@code JobWorker} without LISTEN, polling every second (the poll before issue 33). */
@@ -102,7 +108,7 @@ public final class LatencyBench {
          */
         OtherJvmWorker.@Nullable Kind otherJvm() {
             return switch (this) {
-                case OTHER_JVM -> OtherJvmWorker.Kind.JOB_WORKER;
+                case OTHER_JVM, IN_TRANSACTION_OTHER_JVM -> OtherJvmWorker.Kind.JOB_WORKER;
                 case TRANSACTIONAL_OTHER_JVM -> OtherJvmWorker.Kind.TRANSACTIONAL;
                 case POLL, PGBOUNCER_POLL -> OtherJvmWorker.Kind.POLL;
                 case FIXED_POLL -> OtherJvmWorker.Kind.FIXED_POLL;
@@ -220,7 +226,10 @@ public final class LatencyBench {
             PoolingMode pooling = bounced ? PoolingMode.TRANSACTION : PoolingMode.SESSION;
             JobQueue workerQueue = new JobQueue(environment(workerPool, pooling, listening));
             JobQueueConfig wake = JobQueueConfig.builder()
-                    .wakeUp(v == Variant.IN_TRANSACTION ? WakeUp.IN_TRANSACTION : WakeUp.AFTER_COMMIT)
+                    .wakeUp(
+                            v == Variant.IN_TRANSACTION || v == Variant.IN_TRANSACTION_OTHER_JVM
+                                    ? WakeUp.IN_TRANSACTION
+                                    : WakeUp.AFTER_COMMIT)
                     .build();
             Locksmith producing = environment(producerPool, pooling, LocksmithObserver.NONE);
             JobQueue producerQueue = new JobQueue(producing, wake);

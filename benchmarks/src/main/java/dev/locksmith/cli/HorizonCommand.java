@@ -20,8 +20,8 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "horizon",
         mixinStandardHelpOptions = true,
-        description = "The held-horizon scenario: a producer at a fixed rate feeding a default JobWorker and a plain "
-                + "DELETE ... SKIP LOCKED queue, and the channel-account pool acquiring and releasing at a fixed "
+        description = "The held-horizon scenario: a producer at a fixed rate feeding a default JobWorker, a plain "
+                + "DELETE ... SKIP LOCKED queue on one table and the same on rotating tables, and the channel-account pool acquiring and releasing at a fixed "
                 + "rate (on its layout, and on one with indexes over lease columns where its own has none), through a baseline, "
                 + "a phase while another session holds a REPEATABLE READ snapshot open, and an after phase.")
 final class HorizonCommand implements Callable<Integer> {
@@ -71,6 +71,13 @@ final class HorizonCommand implements Callable<Integer> {
             defaultValue = "200")
     private int poolRate;
 
+    @Option(
+            names = "--generation",
+            description =
+                    "milliseconds each rotating table of the plain rotating queue is current (default ${DEFAULT-VALUE})",
+            defaultValue = "1000")
+    private long generation;
+
     @Mixin
     private EmbeddedServerOptions server;
 
@@ -96,6 +103,7 @@ final class HorizonCommand implements Callable<Integer> {
                     batch,
                     poolAccounts,
                     poolRate,
+                    generation,
                     loads.contains("queues"),
                     loads.contains("pool"));
             if (!List.of("queues", "pool").containsAll(loads)) {
@@ -108,7 +116,7 @@ final class HorizonCommand implements Callable<Integer> {
         try (BenchSession session = new BenchSession(connection.settings(), 24, connection.schema, config)) {
             String header = String.format(
                     "locksmith bench horizon --baseline %d --hold %d --after %d --rate %d --batch %d --pool-accounts %d"
-                            + " --pool-rate %d --loads %s%s%n%s via %s, %s, %d cores%n",
+                            + " --pool-rate %d --generation %d --loads %s%s%n%s via %s, %s, %d cores%n",
                     baseline,
                     hold,
                     after,
@@ -116,6 +124,7 @@ final class HorizonCommand implements Callable<Integer> {
                     batch,
                     poolAccounts,
                     poolRate,
+                    generation,
                     String.join(",", loads),
                     server.flag(),
                     session.server().version(),

@@ -42,9 +42,9 @@ final class LatencyCommand implements Callable<Integer> {
     @Option(
             names = "--variants",
             split = ",",
-            description =
-                    "job-worker, transactional, job-worker-other-jvm, transactional-other-jvm, in-transaction, poll, fixed-poll, pgbouncer-poll, "
-                            + "pgbouncer-listen-direct, graphile-worker (default: each that can run here)")
+            description = "job-worker, transactional, job-worker-other-jvm, transactional-other-jvm, in-transaction, "
+                    + "in-transaction-other-jvm, poll, fixed-poll, pgbouncer-poll, "
+                    + "pgbouncer-listen-direct, graphile-worker (default: each that can run here)")
     private List<String> variants = new ArrayList<>();
 
     @Option(
