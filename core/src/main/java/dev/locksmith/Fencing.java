@@ -1,12 +1,12 @@
 package dev.locksmith;
 
+import dev.locksmith.internal.Errors;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.Record;
 import org.jooq.Table;
 
 /**
@@ -22,20 +22,27 @@ import org.jooq.Table;
  * each write through only where its number is not smaller than the stored one: a stale holder's
  * write then changes nothing, whenever it arrives.
  *
+ * <p>The numbers order the holders of <em>one</em> job, or of one account: numbers of different
+ * jobs say nothing about each other. Fence what only that job writes (its own result row, keyed
+ * by the job's id), or what only the holders of that account write.
+ *
  * <pre>{@code
- * // in the handler of a leased job: the partner row remembers the last fence that wrote it
- * boolean written = Fencing.update(tx, PARTNER, PARTNER.LAST_FENCE, job.fence(),
- *         Map.of(PARTNER.STATE, "synced"), PARTNER.ID.eq(partnerId)) == 1;
+ * // in the handler of a leased job: its result row remembers the fence of its last write
+ * boolean written = Fencing.update(tx, RESULTS, RESULTS.LAST_FENCE, job.fence(),
+ *         Map.of(RESULTS.STATE, "synced"), RESULTS.JOB_ID.eq(job.id())) == 1;
  * if (!written) {
- *     // a newer holder of this job has written: give up, do not retry
+ *     // a newer holder of this job has written (or the row is gone): give up, do not retry
  * }
  * }</pre>
  *
  * <p>The check and the write are one statement, so no other write can come between them: two
  * holders writing at once are ordered by the row lock the UPDATE takes, and the second sees the
  * first's number. A holder writes as often as it likes with its own number (equal numbers pass).
- * Works in any transaction, on a plain PostgreSQL or Citus table (the statement is the caller's:
- * name the distribution column in {@code where} to keep it on one node).
+ * In READ COMMITTED (the default) the second writer waits for the first's commit and then
+ * re-checks the row; in REPEATABLE READ or SERIALIZABLE it fails with a serialization error
+ * instead ({@link dev.locksmith.exception.SerializationFailureException}), to be retried as a
+ * whole transaction. Works on a plain PostgreSQL or Citus table (name the distribution column in
+ * {@code where} to keep the statement on one node).
  */
 public final class Fencing {
 
@@ -71,16 +78,18 @@ public final class Fencing {
      * @param values the columns to write and their values (values or jOOQ fields); not
      *     {@code lastFence}, which this sets
      * @param where the rows to write, for example the protected row's key
-     * @param <R> the table's record type
      * @return the rows written: 0 when none matched {@code where} or a newer token has written
-     *     them (a stale holder: stop, do not retry)
+     *     them (a stale holder: stop, do not retry; read the row if the two must be told apart)
      * @throws IllegalArgumentException when {@code fence} is negative, {@code values} is empty or
-     *     names {@code lastFence}, or {@code table} lists its columns and {@code lastFence} is not one; nothing
-     *     is written then
+     *     names {@code lastFence}, or {@code table} lists its columns and {@code lastFence} is not
+     *     one; nothing is written then
+     * @throws NullPointerException when an argument, or a column of {@code values}, is null
+     * @throws dev.locksmith.exception.LocksmithException for database failures (a lock timeout, a
+     *     serialization failure), translated as every locksmith call does
      */
-    public static <R extends Record> int update(
+    public static int update(
             DSLContext tx,
-            Table<R> table,
+            Table<?> table,
             Field<Long> lastFence,
             long fence,
             Map<? extends Field<?>, ?> values,
@@ -109,11 +118,9 @@ public final class Fencing {
             set.put(column, e.getValue());
         }
         set.put(lastFence, fence);
-        return tx.update(table)
-                .set(set)
-                .where(where)
-                .and(admits(lastFence, fence))
-                .execute();
+        Condition admitted = admits(lastFence, fence);
+        return Errors.translating(
+                () -> tx.update(table).set(set).where(where).and(admitted).execute());
     }
 
     private static void requireValid(long fence) {

@@ -125,10 +125,14 @@ public final class Job {
      * job and refuse a smaller one ({@link dev.locksmith.Fencing}): a holder whose lease lapsed
      * (a long GC pause, a partition) and whose job was claimed again then cannot overwrite the
      * newer holder's work. A transactional claim ({@link TransactionalWorker},
-     * {@link JobQueue#claimInTransaction}) holds the row lock instead of a lease and leaves the
-     * number as it was: what its handler writes commits with the claim or not at all.
+     * {@link JobQueue#claimInTransaction}) holds the row lock instead of a lease: its job carries
+     * one more than the last lease's number, which is not written to the row (what its handler
+     * writes in the database commits with the claim or not at all; after a rollback the next claim
+     * is handed the same number). The numbers order the holders of this one job only: fence what
+     * only this job writes.
      *
-     * @return the fencing token, 0 for a job never leased
+     * @return the fencing token: 1 or more for a job in hand, 0 for a job read that was never
+     *     leased
      */
     public long fence() {
         return row.fence();

@@ -37,9 +37,13 @@ public record ChannelAccount(
      * @param lockedUntil when the lease expires, or null
      * @param fence the leases the account has had
      * @throws NullPointerException when the public key is null
+     * @throws IllegalArgumentException when {@code fence} is negative
      */
     public ChannelAccount {
         Objects.requireNonNull(publicKey, "publicKey");
+        if (fence < 0) {
+            throw new IllegalArgumentException("fence must be 0 or more, was " + fence);
+        }
     }
 
     /**

@@ -126,7 +126,8 @@ final class JobPage {
                 <dt>queue</dt><dd><a href="{}/jobs?{}">{}</a></dd><dt>kind</dt><dd>{}</dd>\
                 <dt>attempts</dt><dd>{} of {}</dd><dt>priority</dt><dd>{}</dd><dt>shard</dt><dd>{}</dd>\
                 <dt>run at</dt><dd>{}</dd><dt>created</dt><dd>{}</dd><dt>updated</dt><dd>{}</dd><dt>finished</dt><dd>{}</dd>\
-                <dt>lease</dt><dd>{}</dd><dt>unique key</dt><dd>{}</dd><dt>ordering key</dt><dd>{}</dd>\
+                <dt>lease</dt><dd>{}</dd><dt>fence</dt><dd>{}</dd>\
+                <dt>unique key</dt><dd>{}</dd><dt>ordering key</dt><dd>{}</dd>\
                 <dt>trace</dt><dd>{}</dd></dl>
                 <div class="actions">{}</div>
                 <h2>Payload</h2><pre class="payload" id="payload">{}</pre>
@@ -149,6 +150,7 @@ final class JobPage {
                 job.get(JOBS.LOCKED_BY) == null
                         ? ""
                         : job.get(JOBS.LOCKED_BY) + " until " + Format.time(job.get(JOBS.LOCKED_UNTIL)),
+                job.get(JOBS.FENCE),
                 job.get(JOBS.UNIQUE_KEY),
                 job.get(JOBS.ORDERING_KEY),
                 job.get(JOBS.TRACEPARENT),

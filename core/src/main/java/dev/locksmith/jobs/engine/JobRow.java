@@ -72,12 +72,13 @@ public record JobRow(
      * names.
      *
      * @param row the result set, positioned on the row
-     * @param attemptsAdded added to the stored attempts: 1 where the row is the job in hand of a
-     *     claim that does not count the attempt in the row itself (the transactional claim)
+     * @param claimAdded added to the stored attempts and fence: 1 where the row is the job in hand
+     *     of a claim that counts neither in the row itself (the transactional claim, which deletes
+     *     it), so that its holder has a fence above every earlier holder's
      * @return the columns
      * @throws SQLException when the driver cannot read them
      */
-    static JobRow read(ResultSet row, int attemptsAdded) throws SQLException {
+    static JobRow read(ResultSet row, int claimAdded) throws SQLException {
         return new JobRow(
                 row.getLong(1),
                 row.getString(2),
@@ -87,7 +88,7 @@ public record JobRow(
                 row.getInt(6),
                 row.getObject(7, OffsetDateTime.class),
                 status(row.getString(8)),
-                row.getInt(9) + attemptsAdded,
+                row.getInt(9) + claimAdded,
                 row.getInt(10),
                 row.getString(11),
                 row.getObject(12, OffsetDateTime.class),
@@ -97,7 +98,7 @@ public record JobRow(
                 row.getObject(16, UUID.class),
                 row.getString(17),
                 row.getString(18),
-                row.getLong(19));
+                row.getLong(19) + claimAdded);
     }
 
     /**

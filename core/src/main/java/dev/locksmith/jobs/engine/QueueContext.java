@@ -39,7 +39,8 @@ final class QueueContext {
         this.jobs = jobs;
         this.claimed = row -> jobs.apply(JobRow.read(row, 0));
         // The transactional claim deletes the row; the attempt it starts is counted only when it
-        // fails (written back with attempts + 1), so the job in hand counts it here.
+        // fails (written back with attempts + 1), so the job in hand counts it here, and its fence
+        // is one above the last lease's, as a lease's would be.
         this.claimedInTransaction = row -> jobs.apply(JobRow.read(row, 1));
     }
 
@@ -62,7 +63,7 @@ final class QueueContext {
         return claimed;
     }
 
-    /** Maps a row deleted by a transactional claim to the job in hand, its attempt counted. */
+    /** Maps a row deleted by a transactional claim to the job in hand, its attempt and fence counted. */
     RenderedQuery.RowMapper<Job> claimedInTransaction() {
         return claimedInTransaction;
     }

@@ -194,7 +194,9 @@ public final class TwoPhaseSteps {
     }
 
     /**
-     * The job's id, locked, while it is pending with the attempts its two-phase claim gave it. It
+     * The job's id, locked, while it is pending with the attempts and the fence its two-phase claim
+     * gave it (the attempts alone would match again after another claimer took the job and
+     * snoozed or released it, which gives the attempt back; the fence only grows). It
      * waits for the lock rather than skipping it: a claim whose snapshot still saw the job as due
      * locks it for a moment before it finds it changed (and leaves it), and skipping would take
      * that for another claimer. The lock wait is bounded.
@@ -206,6 +208,7 @@ public final class TwoPhaseSteps {
                 .and(JOBS.SHARD.eq(job.shard()))
                 .and(JOBS.STATUS.eq(Sql.PENDING))
                 .and(JOBS.ATTEMPTS.eq(job.attempts()))
+                .and(JOBS.FENCE.eq(job.fence()))
                 .forUpdate();
     }
 }
