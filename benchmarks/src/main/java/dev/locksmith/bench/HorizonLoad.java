@@ -71,6 +71,28 @@ abstract class HorizonLoad implements AutoCloseable {
         return t;
     }
 
+    /**
+     * Runs {@code claim} until closed, timing each call into {@link #times()} and counting what it
+     * found as done; after a call that found nothing, waits 5 ms.
+     */
+    void consumeUntilStopped(Claim claim) throws Exception {
+        while (!stop.get()) {
+            long begin = System.nanoTime();
+            int n = claim.run();
+            times().time(System.nanoTime() - begin);
+            done.addAndGet(n);
+            if (n == 0) {
+                LockSupport.parkNanos(5_000_000);
+            }
+        }
+    }
+
+    /** One claim of a consumer: the jobs it found. */
+    @FunctionalInterface
+    interface Claim {
+        int run() throws Exception;
+    }
+
     /** One unit of a paced or looping thread's work. */
     @FunctionalInterface
     interface Tick {

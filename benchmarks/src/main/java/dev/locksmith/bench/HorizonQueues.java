@@ -15,7 +15,6 @@ import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -30,6 +29,17 @@ final class HorizonQueues {
     static final int PLAIN_THREADS = 4;
 
     private HorizonQueues() {}
+
+    /** Runs {@code s} and counts the rows it returned. */
+    static int rows(PreparedStatement s) throws java.sql.SQLException {
+        int n = 0;
+        try (ResultSet r = s.executeQuery()) {
+            while (r.next()) {
+                n++;
+            }
+        }
+        return n;
+    }
 
     /** A default {@code JobWorker}; the timed statement is its claim, as its observer sees it. */
     static final class Library extends HorizonLoad {
@@ -188,20 +198,7 @@ final class HorizonQueues {
             try (Connection c = ds.getConnection();
                     PreparedStatement s = c.prepareStatement(claim)) {
                 c.setAutoCommit(true);
-                while (!stop.get()) {
-                    long begin = System.nanoTime();
-                    int n = 0;
-                    try (ResultSet r = s.executeQuery()) {
-                        while (r.next()) {
-                            n++;
-                        }
-                    }
-                    times().time(System.nanoTime() - begin);
-                    done.addAndGet(n);
-                    if (n == 0) {
-                        LockSupport.parkNanos(5_000_000);
-                    }
-                }
+                consumeUntilStopped(() -> rows(s));
             } catch (Exception e) {
                 failures.incrementAndGet();
             }

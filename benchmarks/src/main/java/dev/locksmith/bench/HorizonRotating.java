@@ -142,8 +142,7 @@ final class HorizonRotating extends HorizonLoad {
             for (String claim : claims) {
                 statements.add(c.prepareStatement(claim));
             }
-            while (!stop.get()) {
-                long begin = System.nanoTime();
+            consumeUntilStopped(() -> {
                 long current = generation.get();
                 int n = 0;
                 // oldest generation first, so that a table drains and can be truncated
@@ -152,18 +151,10 @@ final class HorizonRotating extends HorizonLoad {
                     if (heldGeneration.get(table) != g) {
                         continue; // truncated: empty, but for a producer's late insert, found once it is current again
                     }
-                    try (ResultSet r = statements.get(table).executeQuery()) {
-                        while (r.next()) {
-                            n++;
-                        }
-                    }
+                    n = HorizonQueues.rows(statements.get(table));
                 }
-                times().time(System.nanoTime() - begin);
-                done.addAndGet(n);
-                if (n == 0) {
-                    LockSupport.parkNanos(5_000_000);
-                }
-            }
+                return n;
+            });
         } catch (Exception e) {
             failures.incrementAndGet();
         }
