@@ -32,6 +32,23 @@ public final class TwoPhaseSeams {
         void run(PreparedJob job, int backendPid) throws Exception;
     }
 
+    /** Called after the claim, before the transaction to be prepared takes the job. */
+    @FunctionalInterface
+    public interface BeforeTake {
+        /** @param job the job as the claim returned it */
+        void run(Job job) throws Exception;
+    }
+
+    /** {@code builder}, with {@code hook} run before each job is taken in its transaction. */
+    public static TwoPhaseWorker.Builder beforeTake(TwoPhaseWorker.Builder builder, BeforeTake hook) {
+        return builder.seam(new TwoPhaseMode.Seam() {
+            @Override
+            public void beforeTake(Job job) {
+                unchecked(() -> hook.run(job));
+            }
+        });
+    }
+
     /** {@code builder}, with {@code hook} run before each job's COMMIT or ROLLBACK PREPARED. */
     public static TwoPhaseWorker.Builder beforeFinish(TwoPhaseWorker.Builder builder, BeforeFinish hook) {
         return builder.seam(new TwoPhaseMode.Seam() {

@@ -57,6 +57,13 @@ public final class TwoPhaseMode implements Mode {
         default void afterPrepare(PreparedJob job, int backendPid) {}
 
         /**
+         * After the claim, before the transaction to be prepared takes the job.
+         *
+         * @param job the job as the claim returned it
+         */
+        default void beforeTake(Job job) {}
+
+        /**
          * Just before {@code COMMIT PREPARED} ({@code commit}) or {@code ROLLBACK PREPARED}, with
          * the server process id of the connection about to send it.
          *
@@ -295,6 +302,7 @@ public final class TwoPhaseMode implements Mode {
         try {
             connection.setAutoCommit(false);
             DSLContext tx = connections.on(connection);
+            seam.beforeTake(attempt.job.job());
             if (!engine.twoPhase.take(tx, attempt.job.job())) {
                 attempt.taken = true;
                 connection.rollback();
