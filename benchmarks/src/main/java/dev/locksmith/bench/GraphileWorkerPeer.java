@@ -49,8 +49,12 @@ public final class GraphileWorkerPeer {
         return installed && linux ? Optional.of(new GraphileWorkerPeer(directory)) : Optional.empty();
     }
 
-    /** One run of a cell: the worker started, the producers run, the worker stopped. */
-    LatencyRun.Measured run(ScratchDatabase database, int producers, int rate, Duration duration) throws Exception {
+    /**
+     * One run of a cell: the worker started, the producers run (a discarded warm-up first, see
+     * {@link LatencyRun#runWarm}), the worker stopped.
+     */
+    LatencyRun.Measured run(ScratchDatabase database, int producers, int rate, Duration warmUp, Duration duration)
+            throws Exception {
         LatencyRun run = new LatencyRun();
         Process node = new ProcessBuilder("node", "worker.mjs", connectionString(database), "4")
                 .directory(directory.toFile())
@@ -63,7 +67,7 @@ public final class GraphileWorkerPeer {
                 throw new IllegalStateException("graphile-worker did not start (see its output above)");
             }
             Thread.sleep(1000);
-            return run.run((p, i) -> addJob(pool), producers, rate, duration);
+            return run.runWarm((p, i) -> addJob(pool), producers, rate, warmUp, duration);
         } finally {
             node.getOutputStream().close();
             if (!node.waitFor(30, TimeUnit.SECONDS)) {

@@ -165,12 +165,15 @@ public final class LatencyBench {
     /**
      * Runs every cell ({@code producers} x {@code rates}) for every variant, {@code rounds} times.
      *
+     * @param warmUp how long each run's discarded warm-up lasts ({@link LatencyRun#runWarm}); zero
+     *     for none
      * @param progress told before each run
      */
     public List<Row> run(
             List<Variant> variants,
             List<Integer> producers,
             List<Integer> rates,
+            Duration warmUp,
             Duration duration,
             int rounds,
             java.util.function.Consumer<String> progress)
@@ -186,7 +189,7 @@ public final class LatencyBench {
                         Variant v = variants.get(i);
                         progress.accept(String.format(
                                 "latency %s producers=%d rate=%d round %d/%d", v.label, p, rate, round + 1, rounds));
-                        byVariant.get(i).add(runOne(v, p, rate, duration));
+                        byVariant.get(i).add(runOne(v, p, rate, warmUp, duration));
                     }
                 }
                 for (int i = 0; i < variants.size(); i++) {
@@ -212,9 +215,10 @@ public final class LatencyBench {
                 runs.stream().mapToLong(LatencyRun.Measured::failures).sum());
     }
 
-    LatencyRun.Measured runOne(Variant v, int producers, int rate, Duration duration) throws Exception {
+    LatencyRun.Measured runOne(Variant v, int producers, int rate, Duration warmUp, Duration duration)
+            throws Exception {
         if (v == Variant.GRAPHILE_WORKER) {
-            return graphile.orElseThrow().run(database, producers, rate, duration);
+            return graphile.orElseThrow().run(database, producers, rate, warmUp, duration);
         }
         String queueName = "latency-" + queues.incrementAndGet();
         boolean bounced = v.throughPgBouncer();
@@ -243,7 +247,7 @@ public final class LatencyBench {
                 try {
                     // a second for the worker's threads to go idle, as between bursts in production
                     Thread.sleep(1000);
-                    return run.run(produce, producers, rate, duration);
+                    return run.runWarm(produce, producers, rate, warmUp, duration);
                 } finally {
                     OtherJvmWorker.stop(process);
                 }
@@ -254,7 +258,7 @@ public final class LatencyBench {
                 }
                 // a second for the worker's threads to go idle, as between bursts in production
                 Thread.sleep(1000);
-                return run.run(produce, producers, rate, duration);
+                return run.runWarm(produce, producers, rate, warmUp, duration);
             }
         }
     }

@@ -104,6 +104,29 @@ final class LatencyRun {
     }
 
     /**
+     * {@link #run}, after a warm-up run at the same rate whose latencies are dropped, and a second
+     * for the worker to go idle again: the worker's code is then compiled, as in a service that
+     * has been running, rather than interpreted for the first thousand jobs (a worker in a JVM of
+     * its own, or graphile-worker's Node.js, starts with each run).
+     *
+     * @param producer commits one job (the id of which the handler will report)
+     * @param producers producer threads
+     * @param rate jobs per second, all producers together
+     * @param warmUp how long the discarded run lasts; zero for none
+     * @param duration how long the measured run lasts
+     */
+    Measured runWarm(Producer producer, int producers, int rate, Duration warmUp, Duration duration)
+            throws InterruptedException {
+        if (!warmUp.isZero()) {
+            run(producer, producers, rate, warmUp);
+            committed.clear();
+            started.clear();
+            Thread.sleep(1000);
+        }
+        return run(producer, producers, rate, duration);
+    }
+
+    /**
      * Runs the producers and collects the latencies.
      *
      * @param producer commits one job (the id of which the handler will report)

@@ -54,6 +54,13 @@ final class LatencyCommand implements Callable<Integer> {
     private double duration;
 
     @Option(
+            names = "--warmup",
+            description = "seconds of discarded producing before each measured run, at its rate, so that a worker "
+                    + "started for the run is compiled as in a running service (default ${DEFAULT-VALUE}; 0 for none)",
+            defaultValue = "3")
+    private double warmUp;
+
+    @Option(
             names = "--rounds",
             description = "runs of each variant per cell (default ${DEFAULT-VALUE})",
             defaultValue = "3")
@@ -82,10 +89,12 @@ final class LatencyCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (duration <= 0
+                || warmUp < 0
                 || rounds < 1
                 || producers.stream().anyMatch(p -> p < 1)
                 || rates.stream().anyMatch(r -> r < 1)) {
-            throw new ParameterException(spec.commandLine(), "duration, rounds, producers and rates must be positive");
+            throw new ParameterException(
+                    spec.commandLine(), "duration, rounds, producers and rates must be positive, warmup not negative");
         }
         try (BenchSession session = new BenchSession(connection.settings(), 8, connection.schema)) {
             if (pgBouncerPort != null
@@ -123,7 +132,8 @@ final class LatencyCommand implements Callable<Integer> {
                 }
             }
             StringBuilder table = new StringBuilder(String.format(
-                    "locksmith bench latency --duration %s --rounds %d%n%s via %s, %s, %d cores%s%n%n",
+                    "locksmith bench latency --warmup %s --duration %s --rounds %d%n%s via %s, %s, %d cores%s%n%n",
+                    warmUp,
                     duration,
                     rounds,
                     session.server().version(),
@@ -135,8 +145,14 @@ final class LatencyCommand implements Callable<Integer> {
                     "%-24s %9s %7s %9s %8s %8s %8s %8s %8s%n",
                     "variant", "producers", "rate", "achieved", "p50 ms", "p90 ms", "p99 ms", "max ms", "missing"));
             Progress progress = new Progress(System.err, producers.size() * rates.size() * chosen.size() * rounds);
-            List<LatencyBench.Row> rows =
-                    bench.run(chosen, producers, rates, Duration.ofMillis((long) (duration * 1000)), rounds, progress);
+            List<LatencyBench.Row> rows = bench.run(
+                    chosen,
+                    producers,
+                    rates,
+                    Duration.ofMillis((long) (warmUp * 1000)),
+                    Duration.ofMillis((long) (duration * 1000)),
+                    rounds,
+                    progress);
             progress.finish();
             for (LatencyBench.Row r : rows) {
                 table.append(String.format(
