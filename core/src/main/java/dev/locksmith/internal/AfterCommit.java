@@ -44,7 +44,11 @@ public final class AfterCommit {
     /** What runs when the outermost transaction commits. */
     private static final class Scope {
         int depth;
+        /** Whether the transaction will be prepared ({@code PREPARE TRANSACTION}) before it commits. */
+        boolean prepared;
+
         final List<Runnable> actions = new ArrayList<>();
+        final List<Runnable> otherwise = new ArrayList<>();
     }
 
     /**
@@ -62,6 +66,24 @@ public final class AfterCommit {
         return true;
     }
 
+    /**
+     * {@link #register(Runnable)}, and {@code otherwise} to run if the outermost transaction
+     * rolls back instead.
+     *
+     * @param action quick, must not throw
+     * @param otherwise quick, must not throw
+     * @return false when no transaction locksmith can see is open on this thread
+     */
+    public static boolean register(Runnable action, Runnable otherwise) {
+        Scope scope = CURRENT.get();
+        if (scope == null) {
+            return false;
+        }
+        scope.actions.add(action);
+        scope.otherwise.add(otherwise);
+        return true;
+    }
+
     /** Opens a (nested) scope on this thread. */
     public static void open() {
         Scope scope = CURRENT.get();
@@ -73,8 +95,28 @@ public final class AfterCommit {
     }
 
     /**
-     * Closes the innermost scope of this thread; at the outermost, runs what was registered when
-     * {@code committed}, else drops it.
+     * Opens a (nested) scope on this thread around a transaction that will be prepared before it
+     * commits: nothing in it may send {@code NOTIFY}, which PostgreSQL refuses to prepare.
+     */
+    public static void openPrepared() {
+        open();
+        CURRENT.get().prepared = true;
+    }
+
+    /**
+     * Whether a scope is open on this thread whose transaction may send {@code NOTIFY} itself: one
+     * that will not be prepared.
+     *
+     * @return false when no scope is open, or the transaction will be prepared
+     */
+    public static boolean mayNotify() {
+        Scope scope = CURRENT.get();
+        return scope != null && !scope.prepared;
+    }
+
+    /**
+     * Closes the innermost scope of this thread; at the outermost, runs what was registered to run
+     * after a commit when {@code committed}, else what was registered to run otherwise.
      *
      * @param committed whether the transaction committed
      */
@@ -87,13 +129,11 @@ public final class AfterCommit {
             return;
         }
         CURRENT.remove();
-        if (committed) {
-            for (Runnable action : scope.actions) {
-                try {
-                    action.run();
-                } catch (RuntimeException e) {
-                    LOG.debug("an after-commit action failed; ignored", e);
-                }
+        for (Runnable action : committed ? scope.actions : scope.otherwise) {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                LOG.debug("an action at the end of a transaction failed; ignored", e);
             }
         }
     }

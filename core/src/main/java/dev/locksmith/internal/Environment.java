@@ -119,12 +119,23 @@ public record Environment(
     public boolean afterCommit(Runnable action) {
         // Hooks first: a jOOQ transaction nested in one a hook manages (Spring's) ends before the
         // outer one commits; the hook knows the real commit.
+        return afterCommitByHook(action) || AfterCommit.register(action);
+    }
+
+    /**
+     * {@link #afterCommit} by a commit hook only: for a transaction another transaction manager
+     * (Spring's) runs, which locksmith cannot tell will not be prepared (an XA transaction is).
+     *
+     * @param action quick, must not throw
+     * @return false when no hook knows of a transaction open on this thread
+     */
+    public boolean afterCommitByHook(Runnable action) {
         for (CommitHook hook : commitHooks) {
             if (hook.afterCommit(action)) {
                 return true;
             }
         }
-        return AfterCommit.register(action);
+        return false;
     }
 
     /**

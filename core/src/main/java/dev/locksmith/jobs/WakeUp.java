@@ -14,7 +14,11 @@ package dev.locksmith.jobs;
 public enum WakeUp {
     /**
      * After the enqueue commits: this JVM's workers of the queue at once, in-process, and the
-     * others by a {@code NOTIFY} on a connection of the queue's own, coalesced (the default). The
+     * others by a {@code NOTIFY} on a connection of the queue's own, coalesced (the default); or,
+     * for one producer per {@code DataSource} at a time, by a {@code NOTIFY} in its own transaction
+     * (an auto-committed enqueue, or a jOOQ transaction started on a {@code Locksmith}'s context
+     * that will not be prepared), which reaches other JVMs without the sender's round trip and
+     * makes no producer wait for another's commit. The
      * commit must be one locksmith sees: an auto-committed enqueue, a jOOQ transaction started on
      * a {@code Locksmith}'s context (or the queue's), a worker's handler transaction, or a
      * transaction a {@link dev.locksmith.CommitHook} knows of (the Spring Boot starter installs one

@@ -134,15 +134,20 @@ public final class Enqueuer {
         boolean autoCommit = Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit));
         Set<String> queues = new LinkedHashSet<>();
         jobs.forEach(job -> queues.add(job.queue()));
-        WakeUps.Plan plan = wakeUps.plan(autoCommit, queues);
-        Statements statements = plan == WakeUps.Plan.IN_STATEMENT ? notifying : plain;
+        WakeUps.Plan plan = wakeUps.plan(ctx, autoCommit, queues);
+        Statements statements = plan.notifies() ? notifying : plain;
         List<Long> ids;
-        if (OrderingLocks.needed(jobs) && autoCommit) {
-            // The keys' locks must last until the rows commit: one transaction of our own.
-            ids = Errors.translating(
-                    () -> ctx.transactionResult(c -> insertReported(c.dsl(), statements, jobs, traceparent)));
-        } else {
-            ids = Errors.translating(() -> insertReported(ctx, statements, jobs, traceparent));
+        try {
+            if (OrderingLocks.needed(jobs) && autoCommit) {
+                // The keys' locks must last until the rows commit: one transaction of our own.
+                ids = Errors.translating(
+                        () -> ctx.transactionResult(c -> insertReported(c.dsl(), statements, jobs, traceparent)));
+            } else {
+                ids = Errors.translating(() -> insertReported(ctx, statements, jobs, traceparent));
+            }
+        } catch (RuntimeException | Error e) {
+            wakeUps.failed(plan);
+            throw e;
         }
         wakeUps.returned(plan, queues);
         return ids;

@@ -68,11 +68,16 @@ public final class JobAdmin {
         }
         Set<String> queues = Set.of(queue.get());
         boolean autoCommit = Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit));
-        WakeUps.Plan plan = wakeUps.plan(autoCommit, queues);
-        if (plan == WakeUps.Plan.IN_STATEMENT) {
-            Errors.translating(() -> ctx.select(
-                            DSL.function("pg_notify", Object.class, DSL.val(Sql.CHANNEL), DSL.val(queue.get())))
-                    .fetch());
+        WakeUps.Plan plan = wakeUps.plan(ctx, autoCommit, queues);
+        if (plan.notifies()) {
+            try {
+                Errors.translating(() -> ctx.select(
+                                DSL.function("pg_notify", Object.class, DSL.val(Sql.CHANNEL), DSL.val(queue.get())))
+                        .fetch());
+            } catch (RuntimeException e) {
+                wakeUps.failed(plan);
+                throw e;
+            }
         }
         wakeUps.returned(plan, queues);
         return true;

@@ -17,6 +17,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -38,7 +39,13 @@ import org.slf4j.LoggerFactory;
  * statement per commit, the gap keeps PgJDBC listeners responsive: notifications less than a
  * millisecond apart keep one reading and handing over none (see the runtime's
  * {@code PromptNotifications}, which spares locksmith's own listeners that wait; the gap spares
- * those this library does not run, on the same channel). <b>Internal: not API.</b>
+ * those this library does not run, on the same channel).
+ *
+ * <p>One producer at a time may carry the signal itself ({@link #tryCarry}): its enqueue statement
+ * sends the {@code NOTIFY} inside its transaction, which delivers it at commit without the hand-off
+ * to the sender, a connection and a round trip of its own. Only one transaction per data source
+ * then takes PostgreSQL's notify lock at commit, so producers do not queue on it; whoever enqueues
+ * meanwhile is signalled by the sender after commit, as before. <b>Internal: not API.</b>
  */
 public final class WakeSignals {
 
@@ -78,11 +85,22 @@ public final class WakeSignals {
      */
     static final long MIN_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
+    /**
+     * How long a producer's grant to carry the signal lasts at most: a grant whose transaction
+     * rolled back (and so never reported its commit) lapses after it, and until then the others'
+     * signals go by the sender, as without a carrier. A transaction still open by then may commit
+     * beside the next carrier's: two notifying commits, not a queue of them.
+     */
+    static final long CARRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final DataSource dataSource;
+    /** When the current grant to carry lapses ({@link System#nanoTime()}); 0 when there is none. */
+    private final AtomicLong carrying = new AtomicLong();
+
     private final Set<String> pending = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean sending = new AtomicBoolean();
     private final AtomicBoolean failedBefore = new AtomicBoolean();
-    /** When the last statement was sent ({@link System#nanoTime()}); touched by the sender only. */
+    /** When the last statement was sent, or a carrier committed ({@link System#nanoTime()}). */
     private volatile long lastSent = System.nanoTime() - MIN_INTERVAL_NANOS;
 
     private WakeSignals(DataSource dataSource) {
@@ -140,6 +158,41 @@ public final class WakeSignals {
             SENDERS.execute(this::sendAll);
         }
         LocalWakeups.wake(queues);
+    }
+
+    /**
+     * Grants the calling producer the carrying of the signal, inside its transaction, when no
+     * other producer holds a grant, the sender is idle, and the last notification went at least
+     * {@link #MIN_INTERVAL_NANOS} ago (so that one carried and one sent do not arrive together).
+     * A producer granted it sends {@code NOTIFY} in its enqueue statement and calls
+     * {@link #carried} once its transaction committed.
+     *
+     * @return whether the caller carries the signal
+     */
+    boolean tryCarry() {
+        long now = System.nanoTime();
+        long grant = carrying.get();
+        if ((grant != 0 && grant - now > 0) || sending.get() || now - lastSent < MIN_INTERVAL_NANOS) {
+            return false;
+        }
+        return carrying.compareAndSet(grant, now + CARRY_NANOS);
+    }
+
+    /**
+     * A carrier's transaction committed: its {@code NOTIFY} went with the commit. Wakes this JVM's
+     * workers of {@code queues} in-process and ends the grant.
+     *
+     * @param queues queues whose jobs committed
+     */
+    void carried(Collection<String> queues) {
+        lastSent = System.nanoTime();
+        carrying.set(0);
+        LocalWakeups.wake(queues);
+    }
+
+    /** Gives back a grant whose producer will not carry the signal after all. */
+    void release() {
+        carrying.set(0);
     }
 
     /**

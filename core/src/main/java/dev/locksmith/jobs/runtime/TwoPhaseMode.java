@@ -214,7 +214,7 @@ public final class TwoPhaseMode implements Mode {
                 runtime.observing().start(new Operation.HandleJobs(claimed)));
         // Jobs the handler enqueues wake their workers once COMMIT PREPARED made them visible (a
         // NOTIFY inside the transaction would keep it from being prepared).
-        AfterCommit.open();
+        AfterCommit.openPrepared();
         try {
             prepare(prepared, attempt);
             Throwable failure = attempt.failure;

@@ -39,10 +39,10 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * How an enqueue wakes workers. By default ({@link WakeUp#AFTER_COMMIT}) the producer's
- * transaction sends no {@code NOTIFY} (whose commit would take PostgreSQL's database-wide notify
- * lock): the signal comes after the commit, from another session, and not at all after a
- * rollback. A transaction locksmith cannot see still wakes workers, from inside. Without LISTEN a
+ * How an enqueue wakes workers. By default ({@link WakeUp#AFTER_COMMIT}) at most one producer
+ * per data source at a time sends {@code NOTIFY} in its own transaction (whose commit takes
+ * PostgreSQL's database-wide notify lock); the others' signals come after their commits, from
+ * another session, and none after a rollback. A transaction locksmith cannot see still wakes workers, from inside. Without LISTEN a
  * worker polls adaptively; {@code listenVia} listens on a direct connection beside a
  * transaction-pooled one.
  *
@@ -123,17 +123,70 @@ class WakeUpTest extends DatabaseTest {
     }
 
     @Test
-    void anEnqueueInAJooqTransactionIsSignalledAfterCommitFromAnotherSession() throws Exception {
+    void aLoneProducerCarriesTheNotifyInItsOwnTransaction() throws Exception {
         try (Listener listener = new Listener()) {
-            int[] producer = new int[1];
+            // No producer carries within 2 ms of the last notification: a send the sender made at
+            // the end of the previous test would withhold the grant, so a few tries.
+            for (int attempt = 0; ; attempt++) {
+                String name = "carried-" + attempt;
+                int[] producer = new int[1];
+                producers.dsl().transaction(c -> {
+                    producer[0] = pid(c.dsl());
+                    queue.enqueue(c.dsl(), NewJob.of(name, "k"));
+                });
+                if (listener.next(name).getPID() == producer[0]) {
+                    return;
+                }
+                assertThat(attempt)
+                        .as("a producer alone never sent the NOTIFY in its own transaction")
+                        .isLessThan(4);
+                Thread.sleep(10);
+            }
+        }
+    }
+
+    /**
+     * Of two producers whose transactions overlap, at most one sends the NOTIFY in its own
+     * transaction (so at most one commit per data source takes the notify lock); the other's
+     * signal comes after its commit from another session, and neither is lost. With
+     * {@link WakeUp#IN_TRANSACTION} both carry their own, which this test tells apart.
+     */
+    @Test
+    void ofTwoOverlappingProducersAtMostOneCarriesTheNotifyAndNoWakeUpIsLost() throws Exception {
+        assertThat(overlappingProducersCarrying(queue, "default")).isLessThanOrEqualTo(1);
+        JobQueue inside = new JobQueue(
+                Locksmith.builder(pool).build(),
+                JobQueueConfig.builder().wakeUp(WakeUp.IN_TRANSACTION).build());
+        assertThat(overlappingProducersCarrying(inside, "inside")).isEqualTo(2);
+    }
+
+    /**
+     * A first producer enqueues and holds its transaction open while a second enqueues and
+     * commits; then the first commits. Returns how many of the two notifications came from their
+     * producer's own session, once both arrived.
+     */
+    private int overlappingProducersCarrying(JobQueue producing, String prefix) throws Exception {
+        try (Listener listener = new Listener()) {
+            CountDownLatch enqueued = new CountDownLatch(1);
+            CountDownLatch commit = new CountDownLatch(1);
+            int[] pids = new int[2];
+            Thread first = new Thread(() -> producers.dsl().transaction(c -> {
+                pids[0] = pid(c.dsl());
+                producing.enqueue(c.dsl(), NewJob.of(prefix + "-first", "k"));
+                enqueued.countDown();
+                assertThat(commit.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            }));
+            first.start();
+            assertThat(enqueued.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
             producers.dsl().transaction(c -> {
-                producer[0] = pid(c.dsl());
-                queue.enqueue(c.dsl(), NewJob.of("after-commit", "k"));
+                pids[1] = pid(c.dsl());
+                producing.enqueue(c.dsl(), NewJob.of(prefix + "-second", "k"));
             });
-            PGNotification n = listener.next("after-commit");
-            assertThat(n.getPID())
-                    .as("the NOTIFY came from a session other than the producer's")
-                    .isNotEqualTo(producer[0]);
+            PGNotification second = listener.next(prefix + "-second");
+            commit.countDown();
+            first.join(WAIT.toMillis());
+            PGNotification firstSignal = listener.next(prefix + "-first");
+            return (firstSignal.getPID() == pids[0] ? 1 : 0) + (second.getPID() == pids[1] ? 1 : 0);
         }
     }
 
@@ -206,17 +259,28 @@ class WakeUpTest extends DatabaseTest {
                 });
         JobQueue stalled = new JobQueue(Locksmith.builder(stalling).build());
         try (Listener listener = new Listener()) {
-            // the jobs are inserted through the producers' pool; only the signal needs `stalling`
-            stalled.enqueue(producers.dsl(), NewJob.of("stalled", "k"));
-            assertThat(asked.await(WAIT.toSeconds(), TimeUnit.SECONDS))
-                    .as("the stalled queue's signal is waiting for a connection")
-                    .isTrue();
+            // The jobs are inserted through the producers' pool; only the signal needs `stalling`.
+            // An enqueue that carries its NOTIFY itself needs no sender, and one producer at a time
+            // carries: a transaction's second enqueue, while its first holds the grant, is left to
+            // the sender.
+            String stalledQueue = null;
+            for (int i = 0; stalledQueue == null; i++) {
+                assertThat(i).as("no signal was left to the sender").isLessThan(10);
+                String name = "stalled-" + i;
+                producers.dsl().transaction(c -> {
+                    stalled.enqueue(c.dsl(), NewJob.of("carrier", "k"));
+                    stalled.enqueue(c.dsl(), NewJob.of(name, "k"));
+                });
+                if (asked.await(1, TimeUnit.SECONDS)) {
+                    stalledQueue = name;
+                }
+            }
             queue.enqueue(producers.dsl(), NewJob.of("free", "k"));
             // with one sender for every data source, this would wait for the release below
             listener.next("free");
-            assertThat(listener.queues()).doesNotContain("stalled");
+            assertThat(listener.queues()).doesNotContain(stalledQueue);
             released.countDown();
-            listener.next("stalled");
+            listener.next(stalledQueue);
         } finally {
             released.countDown();
         }
