@@ -7,7 +7,9 @@ package dev.locksmith;
  * database-wide lock). locksmith already sees the commits of auto-committed statements and of
  * jOOQ transactions started on a {@link Locksmith#dsl()}; a hook adds another transaction manager,
  * such as Spring's (the Spring Boot starter installs one). Give it to
- * {@link Locksmith.Builder#commitHook}.
+ * {@link Locksmith.Builder#commitHook}. An enqueue in a transaction a hook manages never sends the
+ * {@code NOTIFY} inside it (the transaction may be an XA one, which PostgreSQL refuses to prepare
+ * after a {@code NOTIFY}): its wake-up always goes after the commit.
  */
 @FunctionalInterface
 public interface CommitHook {

@@ -1,9 +1,14 @@
 package dev.locksmith.internal;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import org.jooq.TransactionContext;
 import org.jooq.TransactionListener;
+import org.jooq.impl.DefaultTransactionProvider;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * see end, a jOOQ transaction started on a {@code Locksmith} environment's context (its
  * configuration carries {@link #LISTENER}), or a scope a worker opens around a transaction it runs
  * by hand (two-phase). Nested transactions (savepoints) count: the work runs at the outermost
- * commit, and is dropped when the outermost transaction rolls back. <b>Internal: not API.</b>
+ * commit; when the outermost transaction rolls back, what was registered to run otherwise runs
+ * instead. <b>Internal: not API.</b>
  */
 public final class AfterCommit {
 
@@ -25,7 +31,11 @@ public final class AfterCommit {
     public static final TransactionListener LISTENER = new TransactionListener() {
         @Override
         public void beginEnd(TransactionContext ctx) {
+            boolean outermost = CURRENT.get() == null;
             open();
+            if (outermost) {
+                CURRENT.get().connection = oneConnection(ctx);
+            }
         }
 
         @Override
@@ -41,11 +51,17 @@ public final class AfterCommit {
 
     private AfterCommit() {}
 
-    /** What runs when the outermost transaction commits. */
+    /** What runs when the outermost transaction ends. */
     private static final class Scope {
         int depth;
         /** Whether the transaction will be prepared ({@code PREPARE TRANSACTION}) before it commits. */
         boolean prepared;
+        /**
+         * The connection ({@link #identity}) of a transaction jOOQ's own provider runs, which commits
+         * on it in one phase; null for any other (another provider's, a worker's by hand).
+         */
+        @Nullable
+        Object connection;
 
         final List<Runnable> actions = new ArrayList<>();
         final List<Runnable> otherwise = new ArrayList<>();
@@ -104,14 +120,44 @@ public final class AfterCommit {
     }
 
     /**
-     * Whether a scope is open on this thread whose transaction may send {@code NOTIFY} itself: one
-     * that will not be prepared.
+     * Whether a statement on {@code connection} runs in the transaction of this thread's scope,
+     * and that transaction may send {@code NOTIFY} itself: a jOOQ transaction on its own provider
+     * (committed in one phase, on that connection), not one that will be prepared.
      *
-     * @return false when no scope is open, or the transaction will be prepared
+     * @param connection the statement's connection, as {@link #identity} gives it
+     * @return false when no scope is open, its transaction is not one of those, or is on another
+     *     connection
      */
-    public static boolean mayNotify() {
+    public static boolean mayNotifyOn(@Nullable Object connection) {
         Scope scope = CURRENT.get();
-        return scope != null && !scope.prepared;
+        return scope != null && !scope.prepared && scope.connection != null && scope.connection == connection;
+    }
+
+    /**
+     * A connection as the driver knows it, beneath pools' and jOOQ's wrappers, to tell whether two
+     * handles are one session.
+     *
+     * @param connection a connection, wrapped or not
+     * @return the PgJDBC connection, else {@code connection} itself
+     */
+    public static Object identity(Connection connection) {
+        try {
+            return connection.isWrapperFor(PGConnection.class) ? connection.unwrap(PGConnection.class) : connection;
+        } catch (SQLException e) {
+            return connection;
+        }
+    }
+
+    /** The connection of a transaction jOOQ's {@link DefaultTransactionProvider} runs, else null. */
+    private static @Nullable Object oneConnection(TransactionContext ctx) {
+        if (!(ctx.configuration().transactionProvider() instanceof DefaultTransactionProvider)) {
+            return null;
+        }
+        try {
+            return ctx.dsl().connectionResult(AfterCommit::identity);
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     /**

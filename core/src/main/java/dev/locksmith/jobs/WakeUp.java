@@ -8,17 +8,20 @@ package dev.locksmith.jobs;
  * concurrent producers lose group commit (the single-job enqueue rate halved in this project's
  * benchmark). {@link #AFTER_COMMIT} sends it from a separate connection once the enqueue has
  * committed, for every queue that had jobs committed, coalescing what many producers commit at
- * once into one statement, at most one every 2 ms per {@code DataSource}; and it wakes the
- * queue's workers running in the same JVM at once, in-process.
+ * once into one statement, at most one every 2 ms per {@code DataSource}, except for one producer
+ * per {@code DataSource} at a time, whose own transaction carries it; and it wakes the queue's
+ * workers running in the same JVM at once, in-process.
  */
 public enum WakeUp {
     /**
      * After the enqueue commits: this JVM's workers of the queue at once, in-process, and the
      * others by a {@code NOTIFY} on a connection of the queue's own, coalesced (the default); or,
      * for one producer per {@code DataSource} at a time, by a {@code NOTIFY} in its own transaction
-     * (an auto-committed enqueue, or a jOOQ transaction started on a {@code Locksmith}'s context
-     * that will not be prepared), which reaches other JVMs without the sender's round trip and
-     * makes no producer wait for another's commit. The
+     * (an auto-committed enqueue, or a jOOQ transaction run by jOOQ's own transaction provider on
+     * a {@code Locksmith}'s context; never one that will be prepared, one a {@link
+     * dev.locksmith.CommitHook} manages, or on Citus), which reaches other JVMs without the
+     * sender's round trip; its commit takes the notify lock, one such commit per {@code
+     * DataSource} at a time. The
      * commit must be one locksmith sees: an auto-committed enqueue, a jOOQ transaction started on
      * a {@code Locksmith}'s context (or the queue's), a worker's handler transaction, or a
      * transaction a {@link dev.locksmith.CommitHook} knows of (the Spring Boot starter installs one

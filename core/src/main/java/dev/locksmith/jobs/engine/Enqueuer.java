@@ -134,7 +134,7 @@ public final class Enqueuer {
         boolean autoCommit = Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit));
         Set<String> queues = new LinkedHashSet<>();
         jobs.forEach(job -> queues.add(job.queue()));
-        WakeUps.Plan plan = wakeUps.plan(ctx, autoCommit, queues);
+        WakeUps.Plan plan = wakeUps.plan(ctx, autoCommit, queues, true);
         Statements statements = plan.notifies() ? notifying : plain;
         List<Long> ids;
         try {

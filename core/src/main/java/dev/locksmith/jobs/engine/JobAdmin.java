@@ -68,13 +68,14 @@ public final class JobAdmin {
         }
         Set<String> queues = Set.of(queue.get());
         boolean autoCommit = Errors.translating(() -> ctx.connectionResult(java.sql.Connection::getAutoCommit));
-        WakeUps.Plan plan = wakeUps.plan(ctx, autoCommit, queues);
+        // Auto-committed, the row is back before any NOTIFY: carrying would be one more statement here.
+        WakeUps.Plan plan = wakeUps.plan(ctx, autoCommit, queues, !autoCommit);
         if (plan.notifies()) {
             try {
                 Errors.translating(() -> ctx.select(
                                 DSL.function("pg_notify", Object.class, DSL.val(Sql.CHANNEL), DSL.val(queue.get())))
                         .fetch());
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 wakeUps.failed(plan);
                 throw e;
             }

@@ -94,7 +94,10 @@ public final class WakeSignals {
     static final long CARRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final DataSource dataSource;
-    /** When the current grant to carry lapses ({@link System#nanoTime()}); 0 when there is none. */
+    /**
+     * The current grant to carry: when it lapses ({@link System#nanoTime()}, its lowest bit set so
+     * that it is never 0); 0 when there is none.
+     */
     private final AtomicLong carrying = new AtomicLong();
 
     private final Set<String> pending = ConcurrentHashMap.newKeySet();
@@ -165,34 +168,41 @@ public final class WakeSignals {
      * other producer holds a grant, the sender is idle, and the last notification went at least
      * {@link #MIN_INTERVAL_NANOS} ago (so that one carried and one sent do not arrive together).
      * A producer granted it sends {@code NOTIFY} in its enqueue statement and calls
-     * {@link #carried} once its transaction committed.
+     * {@link #carried} once its transaction committed, or {@link #release} if it will not.
      *
-     * @return whether the caller carries the signal
+     * @return the grant, never 0; or 0 when the caller does not carry the signal
      */
-    boolean tryCarry() {
+    long tryCarry() {
         long now = System.nanoTime();
         long grant = carrying.get();
         if ((grant != 0 && grant - now > 0) || sending.get() || now - lastSent < MIN_INTERVAL_NANOS) {
-            return false;
+            return 0;
         }
-        return carrying.compareAndSet(grant, now + CARRY_NANOS);
+        long mine = (now + CARRY_NANOS) | 1;
+        return carrying.compareAndSet(grant, mine) ? mine : 0;
     }
 
     /**
      * A carrier's transaction committed: its {@code NOTIFY} went with the commit. Wakes this JVM's
-     * workers of {@code queues} in-process and ends the grant.
+     * workers of {@code queues} in-process and ends the grant (if it is still the current one).
      *
+     * @param grant what {@link #tryCarry} returned
      * @param queues queues whose jobs committed
      */
-    void carried(Collection<String> queues) {
+    void carried(long grant, Collection<String> queues) {
         lastSent = System.nanoTime();
-        carrying.set(0);
+        carrying.compareAndSet(grant, 0);
         LocalWakeups.wake(queues);
     }
 
-    /** Gives back a grant whose producer will not carry the signal after all. */
-    void release() {
-        carrying.set(0);
+    /**
+     * Gives back a grant whose producer will not carry the signal after all (if it is still the
+     * current one: a lapsed grant's holder must not end the next producer's).
+     *
+     * @param grant what {@link #tryCarry} returned
+     */
+    void release(long grant) {
+        carrying.compareAndSet(grant, 0);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.locksmith.jobs.engine;
 
 import dev.locksmith.internal.AfterCommit;
 import dev.locksmith.internal.Environment;
+import dev.locksmith.internal.Errors;
 import dev.locksmith.jobs.WakeUp;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -16,7 +17,7 @@ import org.jspecify.annotations.Nullable;
 final class WakeUps {
 
     /** What the statement about to run does about waking workers. */
-    enum Plan {
+    enum Kind {
         /** Nothing. */
         NONE,
         /** The statement itself sends {@code NOTIFY}, delivered when the transaction commits. */
@@ -34,11 +35,25 @@ final class WakeUps {
          * The statement sends {@code NOTIFY} as this data source's one carrier; the commit reports
          * it (registered already).
          */
-        CARRIED_AT_COMMIT;
+        CARRIED_AT_COMMIT
+    }
+
+    /**
+     * A statement's plan.
+     *
+     * @param kind what it does
+     * @param grant the carrier's grant ({@link WakeSignals#tryCarry}) for the carried kinds, else 0
+     */
+    record Plan(Kind kind, long grant) {
+
+        static final Plan NONE = new Plan(Kind.NONE, 0);
+        static final Plan IN_STATEMENT = new Plan(Kind.IN_STATEMENT, 0);
+        static final Plan AFTER_RETURN = new Plan(Kind.AFTER_RETURN, 0);
+        static final Plan AFTER_COMMIT = new Plan(Kind.AFTER_COMMIT, 0);
 
         /** Whether the statement itself sends {@code NOTIFY}. */
         boolean notifies() {
-            return this == IN_STATEMENT || this == CARRIED_AFTER_RETURN || this == CARRIED_AT_COMMIT;
+            return kind == Kind.IN_STATEMENT || grant != 0;
         }
     }
 
@@ -59,8 +74,10 @@ final class WakeUps {
      * @param ctx where the statement runs
      * @param autoCommit whether the statement commits by itself (or in a transaction of the
      *     engine's own that it returns after)
+     * @param carry whether the statement may carry the {@code NOTIFY} itself (false where it would
+     *     be one more statement, which the sender may as well send)
      */
-    Plan plan(DSLContext ctx, boolean autoCommit, Set<String> queues) {
+    Plan plan(DSLContext ctx, boolean autoCommit, Set<String> queues, boolean carry) {
         return switch (context.config.wakeUp()) {
             case NONE -> Plan.NONE;
             case IN_TRANSACTION -> Plan.IN_STATEMENT;
@@ -71,18 +88,25 @@ final class WakeUps {
                 WakeSignals sender = signals;
                 // On Citus a statement's writes may reach the workers through Citus's own two-phase
                 // commit, which PostgreSQL refuses to prepare after a NOTIFY: never carried there.
-                boolean mayCarry = context.shards(ctx) == 0;
+                boolean mayCarry = carry && context.shards(ctx) == 0;
                 if (autoCommit) {
-                    yield mayCarry && sender.tryCarry() ? Plan.CARRIED_AFTER_RETURN : Plan.AFTER_RETURN;
+                    long grant = mayCarry ? sender.tryCarry() : 0;
+                    yield grant != 0 ? new Plan(Kind.CARRIED_AFTER_RETURN, grant) : Plan.AFTER_RETURN;
                 }
                 Environment environment = Environment.of(context.dsl);
                 if (environment.afterCommitByHook(() -> sender.signal(queues))) {
                     yield Plan.AFTER_COMMIT;
                 }
-                // Only a transaction locksmith sees end, and that will not be prepared, may carry.
-                if (mayCarry && AfterCommit.mayNotify() && sender.tryCarry()) {
-                    AfterCommit.register(() -> sender.carried(queues), sender::release);
-                    yield Plan.CARRIED_AT_COMMIT;
+                // Only a jOOQ transaction locksmith sees end, on the statement's own connection, that
+                // commits in one phase (not prepared: PostgreSQL refuses to prepare after a NOTIFY).
+                if (mayCarry
+                        && AfterCommit.mayNotifyOn(
+                                Errors.translating(() -> ctx.connectionResult(AfterCommit::identity)))) {
+                    long grant = sender.tryCarry();
+                    if (grant != 0) {
+                        AfterCommit.register(() -> sender.carried(grant, queues), () -> sender.release(grant));
+                        yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
+                    }
                 }
                 if (AfterCommit.register(() -> sender.signal(queues))) {
                     yield Plan.AFTER_COMMIT;
@@ -100,8 +124,8 @@ final class WakeUps {
      * @param plan the statement's plan
      */
     void failed(Plan plan) {
-        if (signals != null && (plan == Plan.CARRIED_AFTER_RETURN || plan == Plan.CARRIED_AT_COMMIT)) {
-            signals.release();
+        if (signals != null && plan.grant() != 0) {
+            signals.release(plan.grant());
         }
     }
 
@@ -110,10 +134,10 @@ final class WakeUps {
         if (signals == null) {
             return;
         }
-        if (plan == Plan.AFTER_RETURN) {
+        if (plan.kind() == Kind.AFTER_RETURN) {
             signals.signal(queues);
-        } else if (plan == Plan.CARRIED_AFTER_RETURN) {
-            signals.carried(queues);
+        } else if (plan.kind() == Kind.CARRIED_AFTER_RETURN) {
+            signals.carried(plan.grant(), queues);
         }
     }
 }
