@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import org.jooq.DSLContext;
 import org.jooq.TransactionContext;
 import org.jooq.TransactionListener;
 import org.jooq.impl.DefaultTransactionProvider;
@@ -33,8 +34,8 @@ public final class AfterCommit {
         public void beginEnd(TransactionContext ctx) {
             boolean outermost = CURRENT.get() == null;
             open();
-            if (outermost) {
-                CURRENT.get().connection = oneConnection(ctx);
+            if (outermost && ctx.configuration().transactionProvider() instanceof DefaultTransactionProvider) {
+                CURRENT.get().onePhase = ctx;
             }
         }
 
@@ -57,9 +58,12 @@ public final class AfterCommit {
         /** Whether the transaction will be prepared ({@code PREPARE TRANSACTION}) before it commits. */
         boolean prepared;
         /**
-         * The connection ({@link #identity}) of a transaction jOOQ's own provider runs, which commits
-         * on it in one phase; null for any other (another provider's, a worker's by hand).
+         * A transaction jOOQ's own provider runs, which commits in one phase on its connection;
+         * null for any other (another provider's, a worker's by hand).
          */
+        @Nullable
+        TransactionContext onePhase;
+        /** {@link #onePhase}'s connection ({@link #identity}), once asked for. */
         @Nullable
         Object connection;
 
@@ -74,12 +78,7 @@ public final class AfterCommit {
      * @return false when no transaction locksmith can see is open on this thread
      */
     public static boolean register(Runnable action) {
-        Scope scope = CURRENT.get();
-        if (scope == null) {
-            return false;
-        }
-        scope.actions.add(action);
-        return true;
+        return register(action, () -> {});
     }
 
     /**
@@ -120,17 +119,27 @@ public final class AfterCommit {
     }
 
     /**
-     * Whether a statement on {@code connection} runs in the transaction of this thread's scope,
-     * and that transaction may send {@code NOTIFY} itself: a jOOQ transaction on its own provider
-     * (committed in one phase, on that connection), not one that will be prepared.
+     * Whether a statement of {@code statement} runs in the transaction of this thread's scope, and
+     * that transaction may send {@code NOTIFY} itself: a jOOQ transaction on its own provider
+     * (committed in one phase, on its connection), not one that will be prepared.
      *
-     * @param connection the statement's connection, as {@link #identity} gives it
-     * @return false when no scope is open, its transaction is not one of those, or is on another
-     *     connection
+     * @param statement the context the statement runs on
+     * @return false when no scope is open, its transaction is not one of those, or the statement's
+     *     connection is another
      */
-    public static boolean mayNotifyOn(@Nullable Object connection) {
+    public static boolean mayNotifyIn(DSLContext statement) {
         Scope scope = CURRENT.get();
-        return scope != null && !scope.prepared && scope.connection != null && scope.connection == connection;
+        if (scope == null || scope.prepared || scope.onePhase == null) {
+            return false;
+        }
+        try {
+            if (scope.connection == null) {
+                scope.connection = scope.onePhase.dsl().connectionResult(AfterCommit::identity);
+            }
+            return scope.connection == statement.connectionResult(AfterCommit::identity);
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /**
@@ -140,23 +149,11 @@ public final class AfterCommit {
      * @param connection a connection, wrapped or not
      * @return the PgJDBC connection, else {@code connection} itself
      */
-    public static Object identity(Connection connection) {
+    private static Object identity(Connection connection) {
         try {
             return connection.isWrapperFor(PGConnection.class) ? connection.unwrap(PGConnection.class) : connection;
         } catch (SQLException e) {
             return connection;
-        }
-    }
-
-    /** The connection of a transaction jOOQ's {@link DefaultTransactionProvider} runs, else null. */
-    private static @Nullable Object oneConnection(TransactionContext ctx) {
-        if (!(ctx.configuration().transactionProvider() instanceof DefaultTransactionProvider)) {
-            return null;
-        }
-        try {
-            return ctx.dsl().connectionResult(AfterCommit::identity);
-        } catch (RuntimeException e) {
-            return null;
         }
     }
 

@@ -2,7 +2,6 @@ package dev.locksmith.jobs.engine;
 
 import dev.locksmith.internal.AfterCommit;
 import dev.locksmith.internal.Environment;
-import dev.locksmith.internal.Errors;
 import dev.locksmith.jobs.WakeUp;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -99,9 +98,7 @@ final class WakeUps {
                 }
                 // Only a jOOQ transaction locksmith sees end, on the statement's own connection, that
                 // commits in one phase (not prepared: PostgreSQL refuses to prepare after a NOTIFY).
-                if (mayCarry
-                        && AfterCommit.mayNotifyOn(
-                                Errors.translating(() -> ctx.connectionResult(AfterCommit::identity)))) {
+                if (mayCarry && AfterCommit.mayNotifyIn(ctx)) {
                     long grant = sender.tryCarry();
                     if (grant != 0) {
                         AfterCommit.register(() -> sender.carried(grant, queues), () -> sender.release(grant));
