@@ -1,7 +1,6 @@
 package dev.locksmith.it;
 
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
-import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -163,16 +162,14 @@ class ErrorTranslationTest extends DatabaseTest {
     }
 
     @Test
-    void duplicateLiveUniqueKeyFailsWith23505NamingTheIndex() {
-        dsl.insertInto(JOBS).set(JOBS.KIND, "k").set(JOBS.UNIQUE_KEY, "dup").execute();
-        LocksmithException failure = failureOf(tx -> tx.insertInto(JOBS)
-                .set(JOBS.KIND, "k")
-                .set(JOBS.UNIQUE_KEY, "dup")
-                .execute());
+    void duplicateKeyFailsWith23505NamingTheIndex() {
+        dsl.execute("INSERT INTO locksmith.job_unique_keys (queue, unique_key, job_id) VALUES ('q', 'dup', 1)");
+        LocksmithException failure = failureOf(tx ->
+                tx.execute("INSERT INTO locksmith.job_unique_keys (queue, unique_key, job_id) VALUES ('q', 'dup', 2)"));
         assertThat(failure)
                 .isInstanceOfSatisfying(
                         UniqueViolationException.class,
-                        e -> assertThat(e.constraint()).isEqualTo("jobs_unique_key_live_idx"));
+                        e -> assertThat(e.constraint()).isEqualTo("job_unique_keys_pkey"));
     }
 
     @Test

@@ -20,12 +20,13 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 33;
+    static final int CHANGE_SETS = 35;
 
     static final Set<String> TABLES = Set.of(
             "channel_accounts",
             "jobs",
             "job_history",
+            "job_unique_keys",
             "schedules",
             "accounts",
             "lock_wait_event",
@@ -85,6 +86,8 @@ class SchemaMigrationTest {
                         "queue-011-job-history",
                         "queue-012-citus-distribute-job-history",
                         "queue-013-fence",
+                        "queue-014-jobs-slot",
+                        "queue-015-jobs-generations",
                         "pool-000-schema",
                         "pool-001-move-channel_accounts-from-0.1",
                         "pool-002-channel-accounts",

@@ -95,6 +95,11 @@ class SchemaPlacementTest {
                         "jobs",
                         "job_history",
                         "job_history_default",
+                        "job_unique_keys",
+                        "jobs_slot0",
+                        "jobs_slot1",
+                        "jobs_slot2",
+                        "jobs_slot3",
                         "schedules",
                         "accounts",
                         "account_transfers",
@@ -157,7 +162,16 @@ class SchemaPlacementTest {
         List<AppliedChangeSet> applied = LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(applied).extracting(AppliedChangeSet::id).allMatch(id -> id.startsWith("queue-"));
         assertThat(tablesIn("locksmith"))
-                .containsExactlyInAnyOrder("jobs", "job_history", "job_history_default", "schedules");
+                .containsExactlyInAnyOrder(
+                        "jobs",
+                        "jobs_slot0",
+                        "jobs_slot1",
+                        "jobs_slot2",
+                        "jobs_slot3",
+                        "job_unique_keys",
+                        "job_history",
+                        "job_history_default",
+                        "schedules");
 
         JobQueue queue = new JobQueue(dsl);
         CountDownLatch handled = new CountDownLatch(1);
@@ -273,6 +287,11 @@ class SchemaPlacementTest {
                         "jobs",
                         "job_history",
                         "job_history_default",
+                        "job_unique_keys",
+                        "jobs_slot0",
+                        "jobs_slot1",
+                        "jobs_slot2",
+                        "jobs_slot3",
                         "schedules",
                         "accounts",
                         "account_transfers",

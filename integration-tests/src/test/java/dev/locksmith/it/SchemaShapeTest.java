@@ -79,9 +79,13 @@ class SchemaShapeTest extends DatabaseTest {
         assertThat(jobs.get("jobs_claimable_idx"))
                 .contains("(queue, priority, run_at, id)")
                 .contains("WHERE ((status)::text = 'pending'::text)");
+        // a look-up index: job_unique_keys keeps live keys unique across the partitions
         assertThat(jobs.get("jobs_unique_key_live_idx"))
-                .startsWith("CREATE UNIQUE INDEX")
+                .startsWith("CREATE INDEX")
                 .contains("WHERE");
+        assertThat(indexes("job_unique_keys").get("job_unique_keys_pkey"))
+                .startsWith("CREATE UNIQUE INDEX")
+                .contains("(queue, unique_key)");
         assertThat(jobs.get("jobs_lease_expiry_idx")).contains("WHERE ((status)::text = 'running'::text)");
         assertThat(jobs.get("jobs_ordering_key_live_idx"))
                 .contains("(queue, ordering_key, id)")
@@ -97,11 +101,17 @@ class SchemaShapeTest extends DatabaseTest {
 
     @Test
     void hotTablesHaveTheirStorageSettings() {
-        assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE oid = 'locksmith.jobs'::regclass")
-                        .get(0, String.class))
-                .contains("fillfactor=70")
-                .contains("autovacuum_vacuum_scale_factor=0")
-                .contains("autovacuum_vacuum_cost_delay=0");
+        for (int slot = 0; slot < 4; slot++) {
+            assertThat(dsl.fetchOne(
+                                    "SELECT reloptions::text FROM pg_class WHERE oid = to_regclass(?)",
+                                    "locksmith.jobs_slot" + slot)
+                            .get(0, String.class))
+                    .as("jobs_slot" + slot)
+                    .contains("fillfactor=70")
+                    .contains("autovacuum_vacuum_scale_factor=0")
+                    .contains("autovacuum_vacuum_cost_delay=0")
+                    .contains("vacuum_truncate=false");
+        }
         assertThat(dsl.fetchOne("SELECT reloptions::text FROM pg_class WHERE relname = 'channel_accounts'")
                         .get(0, String.class))
                 .contains("autovacuum_vacuum_threshold=5000");

@@ -16,7 +16,10 @@ final class SchemaState {
 
     /** The tables in {@code schema}, by name. */
     static List<String> tables(ScratchDatabase database, String schema) {
-        return rows(database, "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ? ORDER BY 1", schema);
+        return rows(
+                database,
+                "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ? ORDER BY tablename COLLATE \"C\"",
+                schema);
     }
 
     /** Whether {@code schema} exists. */

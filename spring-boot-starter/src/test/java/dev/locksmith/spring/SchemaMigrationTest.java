@@ -80,14 +80,19 @@ class SchemaMigrationTest {
                             .isEqualTo("invoice");
                     List<String> tables = dsl.fetch(
                                     "SELECT table_name::text FROM information_schema.tables WHERE table_schema = ? "
-                                            + "ORDER BY 1",
+                                            + "ORDER BY table_name::text COLLATE \"C\"",
                                     "billing_locks")
                             .getValues(0, String.class);
                     assertThat(tables)
                             .containsExactly(
                                     "job_history",
                                     "job_history_default",
+                                    "job_unique_keys",
                                     "jobs",
+                                    "jobs_slot0",
+                                    "jobs_slot1",
+                                    "jobs_slot2",
+                                    "jobs_slot3",
                                     "schedules"); // the queue module's tables
                     assertThat(dsl.fetchValue("SELECT count(*) FROM pg_namespace WHERE nspname = ?", "locksmith"))
                             .isEqualTo(0L);

@@ -1,6 +1,7 @@
 package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_UNIQUE_KEYS;
 
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
@@ -31,11 +32,13 @@ import org.jspecify.annotations.Nullable;
  * unnest(<one array per column>) RETURNING id}. Jobs with ordering keys first take their keys'
  * locks ({@link OrderingLocks}), so the caller must be in a transaction then.
  *
- * <p>When a job of the call has a unique key, the statement is {@code ... ON CONFLICT (queue,
- * unique_key) WHERE <live> DO NOTHING RETURNING id, queue, unique_key}, followed, only when a key
- * conflicted, by a look-up of the live jobs that won the conflicts: race-free unique keys.
- * Without unique keys nothing can conflict, and the statement leaves {@code ON CONFLICT} out: its
- * speculative insertion cost about 8% of the insert on PostgreSQL 15. With NOTIFY on, the same
+ * <p>When a job of the call has a unique key, the statement first takes the keys in
+ * {@code job_unique_keys} ({@code ON CONFLICT DO NOTHING}) and inserts only the jobs whose keys it
+ * got ({@link #takingKeys}: jobs is partitioned into generations, and a unique index over it would
+ * have to hold the generation). Only when a key conflicted does a look-up of the live jobs that
+ * won follow: race-free unique keys. On Citus's layout (jobs distributed, not partitioned) the
+ * statement is {@code ... ON CONFLICT (queue, unique_key, shard) WHERE <live> DO NOTHING}. Without
+ * unique keys nothing can conflict. With NOTIFY on, the same
  * statement notifies the call's queues (a one-time filter, evaluated once before the first row),
  * so an enqueue is one round trip.
  *
@@ -72,23 +75,16 @@ public final class Enqueuer {
 
         /**
          * {@code insert} for jobs without unique keys (a plain insert, returning ids);
-         * {@code insertUnique} for calls with one (conflicts skipped, the rows say which were
-         * inserted); {@code insertUniquePerShard} for Citus's layout, where the unique index holds
-         * the shard too.
+         * {@code insertUnique} for calls with one (the rows whose key is taken are left out; the
+         * rows returned say which were inserted); {@code insertUniquePerShard} for
+         * Citus's layout, where a unique index over (queue, unique_key, shard) keeps keys unique.
          */
         static Statements of(DSLContext dsl, boolean notify) {
             var rows = rows(notify);
             return new Statements(
                     notify,
                     RenderedQuery.of(dsl, columns(dsl).select(rows).returningResult(JOBS.ID)),
-                    RenderedQuery.of(
-                            dsl,
-                            columns(dsl)
-                                    .select(rows)
-                                    .onConflict(JOBS.QUEUE, JOBS.UNIQUE_KEY)
-                                    .where(JOBS.UNIQUE_KEY.isNotNull().and(JOBS.STATUS.in(Sql.LIVE)))
-                                    .doNothing()
-                                    .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY)),
+                    RenderedQuery.of(dsl, takingKeys(dsl, rows)),
                     RenderedQuery.of(
                             dsl,
                             columns(dsl)
@@ -227,6 +223,74 @@ public final class Enqueuer {
                 JOBS.UNIQUE_KEY,
                 JOBS.TRACEPARENT,
                 JOBS.ORDERING_KEY);
+    }
+
+    /**
+     * The insert of a call with unique keys on the partitioned layout: {@code WITH t AS (SELECT
+     * nextval(<jobs' id sequence>) AS id, r.* FROM (<rows>) r), k AS (INSERT INTO job_unique_keys
+     * SELECT queue, unique_key, id FROM t WHERE unique_key IS NOT NULL ON CONFLICT DO NOTHING
+     * RETURNING job_id) INSERT INTO jobs SELECT * FROM t WHERE unique_key IS NULL OR id IN (SELECT
+     * job_id FROM k) RETURNING id, queue, unique_key}. The keys are taken before the jobs, with
+     * their ids, so a key a live job holds (or another call in progress takes) leaves its job out,
+     * as {@code ON CONFLICT DO NOTHING} did; the table's trigger then finds each inserted job's key
+     * taken by the job itself. The ids are drawn in the arrays' order, as the plain insert's are.
+     */
+    private static org.jooq.ResultQuery<?> takingKeys(DSLContext dsl, org.jooq.Select<? extends org.jooq.Record> rows) {
+        String[] names = {
+            "queue",
+            "shard",
+            "kind",
+            "payload",
+            "priority",
+            "run_at",
+            "max_attempts",
+            "unique_key",
+            "traceparent",
+            "ordering_key"
+        };
+        Table<?> r = rows.asTable("r", names);
+        var sequence = DSL.sequence(DSL.name(JOBS.getSchema().getName(), "jobs_id_seq"), SQLDataType.BIGINT);
+        var numbered = DSL.name("t")
+                .as(DSL.select(sequence.nextval().as("id"), r.asterisk()).from(r));
+        Field<Long> id = DSL.field(DSL.name("t", "id"), SQLDataType.BIGINT);
+        Field<String> queue = DSL.field(DSL.name("t", "queue"), SQLDataType.VARCHAR);
+        Field<String> uniqueKey = DSL.field(DSL.name("t", "unique_key"), SQLDataType.VARCHAR);
+        var keys = DSL.name("k")
+                .as(DSL.insertInto(
+                                JOB_UNIQUE_KEYS,
+                                JOB_UNIQUE_KEYS.QUEUE,
+                                JOB_UNIQUE_KEYS.UNIQUE_KEY,
+                                JOB_UNIQUE_KEYS.JOB_ID)
+                        .select(DSL.select(queue, uniqueKey, id).from(numbered).where(uniqueKey.isNotNull()))
+                        .onConflictDoNothing()
+                        .returningResult(JOB_UNIQUE_KEYS.JOB_ID));
+        List<Field<?>> selected = new ArrayList<>();
+        selected.add(id);
+        for (String name : names) {
+            selected.add(DSL.field(DSL.name("t", name)));
+        }
+        return dsl.with(numbered)
+                .with(keys)
+                .insertInto(JOBS)
+                .columns(List.<Field<?>>of(
+                        JOBS.ID,
+                        JOBS.QUEUE,
+                        JOBS.SHARD,
+                        JOBS.KIND,
+                        JOBS.PAYLOAD,
+                        JOBS.PRIORITY,
+                        JOBS.RUN_AT,
+                        JOBS.MAX_ATTEMPTS,
+                        JOBS.UNIQUE_KEY,
+                        JOBS.TRACEPARENT,
+                        JOBS.ORDERING_KEY))
+                .select(DSL.select(selected)
+                        .from(numbered)
+                        .where(uniqueKey
+                                .isNull()
+                                .or(id.in(DSL.select(keys.field(JOB_UNIQUE_KEYS.JOB_ID))
+                                        .from(keys)))))
+                .returningResult(JOBS.ID, JOBS.QUEUE, JOBS.UNIQUE_KEY);
     }
 
     /** The rows to insert: one per array element, the arrays side by side. */

@@ -194,10 +194,13 @@ public final class Maintenance {
             Record2<String, String> row = context.dsl
                     .select(
                             DSL.field("current_setting('autovacuum')", String.class),
+                            // the table's own setting, or (jobs partitioned into generations) its
+                            // partitions': one that is off ('false' and 'off' sort first) is the answer
                             DSL.field(
-                                    "(SELECT option_value FROM pg_options_to_table("
-                                            + "(SELECT reloptions FROM pg_class WHERE oid = {0})) "
-                                            + "WHERE option_name = 'autovacuum_enabled')",
+                                    "(SELECT o.option_value FROM pg_class c, pg_options_to_table(c.reloptions) o "
+                                            + "WHERE (c.oid = {0} OR c.oid IN (SELECT i.inhrelid FROM pg_inherits i "
+                                            + "WHERE i.inhparent = {0})) AND o.option_name = 'autovacuum_enabled' "
+                                            + "ORDER BY o.option_value LIMIT 1)",
                                     String.class, context.distribution.regclass()))
                     .fetchSingle();
             if (!"on".equals(row.value1())) {
@@ -256,7 +259,11 @@ public final class Maintenance {
             // through pg_has_role), and from PostgreSQL 17 whoever has MAINTAIN on it.
             Record2<Long, Boolean> row = context.dsl
                     .select(
-                            DSL.field("pg_stat_get_dead_tuples(c.oid)", Long.class),
+                            // jobs is partitioned into generations: its dead rows are its partitions'
+                            DSL.field(
+                                    "pg_stat_get_dead_tuples(c.oid) + coalesce((SELECT sum(pg_stat_get_dead_tuples("
+                                            + "i.inhrelid)) FROM pg_inherits i WHERE i.inhparent = c.oid), 0)::bigint",
+                                    Long.class),
                             DSL.field(
                                     "pg_has_role(c.relowner, 'USAGE') OR pg_has_role((SELECT datdba FROM "
                                             + "pg_database WHERE datname = current_database()), 'USAGE') OR CASE "

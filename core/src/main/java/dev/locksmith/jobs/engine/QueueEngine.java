@@ -19,7 +19,8 @@ import org.jooq.DSLContext;
  *   <li>{@link #twoPhase}: the steps of a two-phase job after its claim;</li>
  *   <li>{@link #admin}: cancel, retry and delete one job;</li>
  *   <li>{@link #maintenance}: rescue of expired leases, retention, vacuum;</li>
- *   <li>{@link #reads}: reading jobs and the queue's state.</li>
+ *   <li>{@link #reads}: reading jobs and the queue's state;</li>
+ *   <li>{@link #generations}: the jobs table's partitions, emptied by TRUNCATE.</li>
  * </ul>
  */
 public final class QueueEngine {
@@ -40,6 +41,8 @@ public final class QueueEngine {
     public final Maintenance maintenance;
     /** Reads. */
     public final Reads reads;
+    /** The jobs table's generations: emptying drained partitions, moving the current one on. */
+    public final Generations generations;
 
     private final QueueContext context;
 
@@ -63,6 +66,7 @@ public final class QueueEngine {
         this.admin = new JobAdmin(context, wakeUps);
         this.maintenance = new Maintenance(context);
         this.reads = new Reads(context);
+        this.generations = new Generations(context);
     }
 
     /** {@return the queue's settings} */

@@ -254,6 +254,12 @@ public final class WorkerRuntime {
         HistoryUpkeep history = new HistoryUpkeep(engine.maintenance, settings.queue(), settings.log());
         stopWithWorker.add(maintenance.scheduleWithFixedDelay(
                 history, 0, HistoryUpkeep.INTERVAL.toMillis(), TimeUnit.MILLISECONDS));
+        GenerationUpkeep generations = new GenerationUpkeep(engine.generations, settings.queue(), settings.log());
+        stopWithWorker.add(maintenance.scheduleWithFixedDelay(
+                generations,
+                GenerationUpkeep.INTERVAL.toMillis(),
+                GenerationUpkeep.INTERVAL.toMillis(),
+                TimeUnit.MILLISECONDS));
         for (Mode.Periodic periodic : mode.periodic()) {
             ScheduledFuture<?> future = maintenance.scheduleWithFixedDelay(
                     periodic.task(),

@@ -24,9 +24,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The upgrade to the history table on a queue with jobs in every state: finished rows move into
- * job_history with their ids, live work stays where it was and drains; the rollback moves them
- * back.
+ * The upgrades to the history table and to generations on a queue with jobs in every state:
+ * finished rows move into job_history with their ids, live work moves into the first generation's
+ * partition with its ids and unique keys and drains; the rollback moves them back.
  */
 class HistoryUpgradeTest {
 
@@ -38,7 +38,7 @@ class HistoryUpgradeTest {
         database = TestPostgres.freshEmpty("history-upgrade");
         dsl = DSL.using(database.dataSource(), SQLDialect.POSTGRES);
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
-        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 3);
+        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 5);
         assertThat(left).extracting(AppliedChangeSet::id).doesNotContain("queue-011-job-history");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))
                 .isTrue();
@@ -93,8 +93,19 @@ class HistoryUpgradeTest {
 
         assertThat(applied)
                 .extracting(AppliedChangeSet::id)
-                .containsExactly("queue-011-job-history", "queue-012-citus-distribute-job-history", "queue-013-fence");
+                .containsExactly(
+                        "queue-011-job-history",
+                        "queue-012-citus-distribute-job-history",
+                        "queue-013-fence",
+                        "queue-014-jobs-slot",
+                        "queue-015-jobs-generations");
         assertThat(table("jobs")).as("live work untouched").isEqualTo(liveBefore);
+        assertThat(table("jobs_slot0"))
+                .as("in the first generation's partition")
+                .isEqualTo(liveBefore);
+        assertThat(dsl.fetchValue("SELECT job_id FROM locksmith.job_unique_keys WHERE unique_key = 'k1'"))
+                .as("the live unique key, taken by its job")
+                .isEqualTo(keyed);
         assertThat(table("job_history"))
                 .containsExactly(
                         done + ":done:0", failed + ":failed:25", cancelled + ":cancelled:0", noFinish + ":done:0");
@@ -112,6 +123,13 @@ class HistoryUpgradeTest {
         JobQueue queue =
                 new JobQueue(dsl, JobQueueConfig.builder().keepCompleted(true).build());
         assertThat(queue.find(dsl, failed).orElseThrow().lastError()).isEqualTo("gave up");
+        assertThat(queue.enqueue(
+                        dsl,
+                        dev.locksmith.jobs.NewJob.builder("up", "again")
+                                .uniqueKey("k1")
+                                .build()))
+                .as("the key is still held")
+                .isEqualTo(keyed);
         assertThat(queue.find(dsl, done).orElseThrow().status()).isEqualTo(JobStatus.DONE);
         assertThat(queue.rescueExpired()).isEqualTo(1);
         assertThat(queue.retry(dsl, failed)).isTrue();
@@ -139,7 +157,7 @@ class HistoryUpgradeTest {
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(table("jobs")).containsExactly(pending + ":pending:0");
 
-        LocksmithSchema.rollback(database.dataSource(), "locksmith", 3);
+        LocksmithSchema.rollback(database.dataSource(), "locksmith", 5);
 
         assertThat(table("jobs")).containsExactly(done + ":done:0", pending + ":pending:0");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))

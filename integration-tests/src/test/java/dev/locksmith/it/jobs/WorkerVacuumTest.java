@@ -15,8 +15,12 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.List;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.jooq.impl.DSL;
@@ -36,25 +40,47 @@ class WorkerVacuumTest extends DatabaseTest {
 
     private static final int JOBS = 15_000;
 
+    private static final List<String> PARTITIONS = List.of("jobs_slot0", "jobs_slot1", "jobs_slot2", "jobs_slot3");
+
     private JobQueue queue;
 
+    /** Holds the partitions' ACCESS SHARE locks, so that no worker can empty one by TRUNCATE. */
+    private Connection partitionsHeld;
+
     @BeforeEach
-    void setUp() {
+    void setUp() throws SQLException {
         queue = new JobQueue(dsl);
         dsl.execute("DELETE FROM locksmith.jobs");
         // where autovacuum runs (the embedded server), it could clean the table before a worker
         // looks: these tests are about the worker's own VACUUM
-        dsl.execute("ALTER TABLE locksmith.jobs SET (autovacuum_enabled = false)");
+        for (String partition : PARTITIONS) {
+            dsl.execute("ALTER TABLE {0} SET (autovacuum_enabled = false)", DSL.name("locksmith", partition));
+        }
+        // A worker that drains 15,000 jobs also moves the table's generation on and empties the
+        // drained partition by TRUNCATE, which would leave its VACUUM nothing to do: these tests
+        // hold a lock that TRUNCATE waits for (an idle READ COMMITTED transaction holds no
+        // snapshot, so VACUUM is not held back).
+        partitionsHeld = pool.getConnection();
+        partitionsHeld.setAutoCommit(false);
+        try (Statement lock = partitionsHeld.createStatement()) {
+            lock.execute("LOCK TABLE "
+                    + String.join(
+                            ", ", PARTITIONS.stream().map(p -> "locksmith." + p).toList()) + " IN ACCESS SHARE MODE");
+        }
     }
 
     @AfterEach
-    void resetTheTable() {
-        dsl.execute("ALTER TABLE locksmith.jobs RESET (autovacuum_enabled)");
+    void resetTheTable() throws SQLException {
+        partitionsHeld.rollback();
+        partitionsHeld.close();
+        for (String partition : PARTITIONS) {
+            dsl.execute("ALTER TABLE {0} RESET (autovacuum_enabled)", DSL.name("locksmith", partition));
+        }
     }
 
     private long manualVacuums() {
-        return ((Number) dsl.fetchValue(
-                        "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = 'locksmith.jobs'::regclass"))
+        return ((Number) dsl.fetchValue("SELECT coalesce(sum(vacuum_count), 0) FROM pg_stat_user_tables WHERE relid IN "
+                        + "(SELECT inhrelid FROM pg_inherits WHERE inhparent = 'locksmith.jobs'::regclass)"))
                 .longValue();
     }
 
@@ -86,8 +112,8 @@ class WorkerVacuumTest extends DatabaseTest {
             // the statistics reach the worker's check within seconds of the deletes
             await("a VACUUM by the worker", () -> manualVacuums() > before);
         }
-        assertThat(((Number) dsl.fetchValue(
-                                "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'locksmith.jobs'::regclass"))
+        assertThat(((Number) dsl.fetchValue("SELECT sum(n_dead_tup) FROM pg_stat_user_tables WHERE relid IN "
+                                + "(SELECT inhrelid FROM pg_inherits WHERE inhparent = 'locksmith.jobs'::regclass)"))
                         .longValue())
                 .isLessThan(JOBS);
     }

@@ -1,0 +1,315 @@
+package dev.locksmith.jobs.engine;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+
+import dev.locksmith.LockWait;
+import dev.locksmith.exception.LockNotAvailableException;
+import dev.locksmith.internal.Errors;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Name;
+import org.jooq.Record;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The jobs table's generations (issue 32; changelog {@code queue-015-jobs-generations}): jobs is
+ * partitioned by {@code slot} into {@link #SLOTS} tables, {@code jobs_slot0} to
+ * {@code jobs_slot3}, and a new job goes to the current generation's slot (the sequence
+ * {@code job_generation}'s last value modulo {@link #SLOTS}, through the column default). A claim
+ * and a completion leave dead row versions behind, which only VACUUM removes from a table, and no
+ * VACUUM can while a long transaction, a replication slot or a prepared transaction holds the
+ * MVCC horizon back: then every claim steps over more of them. Here they leave by
+ * {@code TRUNCATE} of a whole partition instead, which no snapshot holds back. {@link #step()}
+ * does one round of what keeps that going, and is safe to run from any number of workers and
+ * JVMs at once:
+ * <ol>
+ *   <li>a partition that is not current and holds no job is emptied by {@code TRUNCATE}, under its
+ *       ACCESS EXCLUSIVE lock, taken within {@link #LOCK_WAIT} (claims and inserts queue behind it
+ *       meanwhile) and checked empty once held, so that no job is ever lost, whatever else runs;
+ *       one that could not be locked is tried again later, less often each time;</li>
+ *   <li>once the current partition has reached {@link #FULL_BYTES} (its dead rows are not being
+ *       vacuumed away fast enough, or the horizon is held), the generation moves to the next
+ *       emptied slot, under an advisory lock so that two workers never both move it;</li>
+ *   <li>when no slot is empty, the oldest generation's last pending jobs (at most
+ *       {@link #MOVE_BATCH} of them, so a backlog is left to drain by claims) move into the current
+ *       one, ids kept, so that a few scheduled or low-priority jobs do not hold a slot.</li>
+ * </ol>
+ * A running job's partition is kept until the job ends (or its lease lapses and the job is
+ * rescued and moved); a long job therefore holds one slot, and rotation goes on through the
+ * others. On Citus's layout (jobs distributed by shard, not partitioned) nothing is done.
+ * <b>Internal: not API.</b>
+ */
+public final class Generations {
+
+    /** The partitions of jobs: {@code job_slot()} is the generation modulo this. */
+    public static final int SLOTS = 4;
+
+    /**
+     * The current partition is full from this size on. At 1,000 jobs a second while the horizon is
+     * held a partition grows by about 0.4 MB a second (two dead row versions per leased job), so a
+     * generation lasts two to three seconds; claims then step over at most that many seconds of
+     * dead entries (the bench measured a claim at 1.8x the baseline with one-second generations,
+     * 3.3x with five). While VACUUM keeps up a partition stays smaller, and the generation moves
+     * only as the queue's rows accumulate.
+     */
+    static final long FULL_BYTES = 1L << 20;
+
+    /** The most pending jobs moved out of the oldest generation at a time. */
+    static final int MOVE_BATCH = 1_000;
+
+    /** How long a TRUNCATE waits for its partition's lock: claims and inserts queue behind it meanwhile. */
+    static final LockWait LOCK_WAIT = LockWait.upTo(Duration.ofMillis(20));
+
+    /**
+     * The first wait before a partition that held jobs, or whose lock was not had in time, is
+     * looked at again; doubled each time up to {@link #MAX_BACKOFF_NANOS}.
+     */
+    private static final long MIN_BACKOFF_NANOS = Duration.ofMillis(250).toNanos();
+
+    private static final long MAX_BACKOFF_NANOS = Duration.ofSeconds(2).toNanos();
+
+    /** Key of the advisory lock that serializes moving the generation: the bytes of "lsmgen" as a number. */
+    private static final long LOCK_KEY = 0x6c736d67656eL;
+
+    /**
+     * What one step did.
+     *
+     * @param generation the current generation after the step
+     * @param truncated partitions emptied by TRUNCATE
+     * @param moved pending jobs moved into the current generation
+     * @param advanced whether the generation moved
+     */
+    public record Step(long generation, int truncated, int moved, boolean advanced) {
+
+        /** The step of a table that is not partitioned: nothing to do. */
+        static final Step NONE = new Step(0, 0, 0, false);
+    }
+
+    private final QueueContext context;
+    private final AtomicLongArray retryAt = new AtomicLongArray(SLOTS);
+    private final AtomicLongArray backoff = new AtomicLongArray(SLOTS);
+    private volatile @Nullable Layout layout;
+
+    /** Where the generations live, looked up once: null schema when jobs is not partitioned. */
+    private record Layout(@Nullable String schema) {}
+
+    Generations(QueueContext context) {
+        this.context = context;
+    }
+
+    /**
+     * Whether jobs is partitioned into generations (it is on plain PostgreSQL once
+     * {@code queue-015} ran; on Citus's layout it is not). Looked up once.
+     *
+     * @return whether {@link #step()} has anything to do
+     */
+    public boolean partitioned() {
+        return schema() != null;
+    }
+
+    private @Nullable String schema() {
+        Layout known = layout;
+        if (known == null) {
+            String schema = Errors.translating(() -> context.dsl
+                    .select(DSL.field("n.nspname", String.class))
+                    .from(DSL.table("pg_catalog.pg_class").as("c"))
+                    .join(DSL.table("pg_catalog.pg_namespace").as("n"))
+                    .on(DSL.field("n.oid").eq(DSL.field("c.relnamespace")))
+                    .where(DSL.field("c.oid").eq(context.distribution.regclass()))
+                    .and(DSL.field("c.relkind").eq(DSL.inline("p")))
+                    .fetchOne(0, String.class));
+            known = new Layout(schema);
+            layout = known;
+        }
+        return known.schema();
+    }
+
+    /**
+     * One round: empties the partitions it can, then moves the generation on or makes room for it
+     * to move (see the class comment). Runs in transactions of its own on the construction
+     * context's connections.
+     *
+     * @return what it did
+     */
+    public Step step() {
+        String schema = schema();
+        if (schema == null) {
+            return Step.NONE;
+        }
+        State state = state(context.dsl, schema);
+        int emptied = 0;
+        for (int slot = 0; slot < SLOTS; slot++) {
+            if (slot != state.current() && state.bytes().get(slot) > 0 && due(slot) && truncate(schema, slot)) {
+                emptied++;
+            }
+        }
+        int truncated = emptied;
+        if (state.bytes().get(state.current()) < FULL_BYTES) {
+            return new Step(state.generation(), truncated, 0, false);
+        }
+        return Errors.translating(() -> context.dsl.transactionResult(c -> {
+            DSLContext tx = c.dsl();
+            if (!tx.fetchValue(DSL.field("pg_try_advisory_xact_lock({0})", Boolean.class, DSL.val(LOCK_KEY)))) {
+                return new Step(state.generation(), 0, 0, false);
+            }
+            State now = state(tx, schema);
+            for (int ahead = 1; ahead < SLOTS; ahead++) {
+                int slot = (int) ((now.generation() + ahead) % SLOTS);
+                if (now.bytes().get(slot) == 0) {
+                    long next = now.generation() + ahead;
+                    tx.fetchValue(DSL.field(
+                            "setval(to_regclass({0}), {1}, true)",
+                            Long.class, DSL.val(sequence(tx, schema)), DSL.val(next)));
+                    return new Step(next, truncated, 0, true);
+                }
+            }
+            int oldest = (int) ((now.generation() + 1) % SLOTS);
+            return new Step(now.generation(), truncated, moveStragglers(tx, oldest, now.current()), false);
+        }));
+    }
+
+    /** The current generation and each partition's size in bytes, by slot. */
+    private record State(long generation, List<Long> bytes) {
+
+        int current() {
+            return (int) (generation % SLOTS);
+        }
+    }
+
+    private State state(DSLContext ctx, String schema) {
+        List<Field<?>> fields = new ArrayList<>();
+        fields.add(DSL.field(
+                "coalesce(pg_sequence_last_value(to_regclass({0})), 0)",
+                SQLDataType.BIGINT, DSL.val(sequence(ctx, schema))));
+        for (int slot = 0; slot < SLOTS; slot++) {
+            fields.add(DSL.field(
+                    "coalesce(pg_relation_size(to_regclass({0})), 0)",
+                    SQLDataType.BIGINT, DSL.val(ctx.render(partition(schema, slot)))));
+        }
+        Record row = Errors.translating(() -> ctx.select(fields).fetchSingle());
+        List<Long> bytes = new ArrayList<>(SLOTS);
+        for (int slot = 0; slot < SLOTS; slot++) {
+            bytes.add(row.get(slot + 1, Long.class));
+        }
+        return new State(row.get(0, Long.class), List.copyOf(bytes));
+    }
+
+    /**
+     * Empties one partition if it holds no job: a look without locks first (most partitions that
+     * hold jobs are seen so at no cost to claims), then under the partition's ACCESS EXCLUSIVE
+     * lock the look again, and TRUNCATE.
+     */
+    private boolean truncate(String schema, int slot) {
+        Table<?> table = DSL.table(partition(schema, slot));
+        boolean done;
+        try {
+            done = !Errors.translating(
+                            () -> context.dsl.fetchExists(DSL.selectOne().from(table)))
+                    && Errors.translating(() -> context.dsl.transactionResult(c -> LOCK_WAIT.run(c.dsl(), () -> {
+                        DSLContext tx = c.dsl();
+                        tx.execute(DSL.query("LOCK TABLE {0} IN ACCESS EXCLUSIVE MODE", table));
+                        if (tx.fetchExists(DSL.selectOne().from(table))) {
+                            return false;
+                        }
+                        tx.execute(DSL.query("TRUNCATE {0}", table));
+                        return true;
+                    })));
+        } catch (LockNotAvailableException busy) {
+            done = false;
+        }
+        if (done) {
+            backoff.set(slot, 0);
+        } else {
+            // still holds jobs, or its lock was not had in time: look again later, less often each time
+            long wait = Math.min(MAX_BACKOFF_NANOS, Math.max(MIN_BACKOFF_NANOS, backoff.get(slot) * 2));
+            backoff.set(slot, wait);
+            retryAt.set(slot, System.nanoTime() + wait);
+        }
+        return done;
+    }
+
+    /**
+     * Whether the connection's role may empty the partitions ({@code TRUNCATE} on each).
+     *
+     * @return true when jobs is partitioned and every partition may be truncated
+     */
+    public boolean mayTruncate() {
+        String schema = schema();
+        if (schema == null) {
+            return false;
+        }
+        List<org.jooq.Condition> each = new ArrayList<>();
+        for (int slot = 0; slot < SLOTS; slot++) {
+            each.add(DSL.condition(
+                    "has_table_privilege(to_regclass({0}), 'TRUNCATE')",
+                    DSL.val(context.dsl.render(partition(schema, slot)))));
+        }
+        return Errors.translating(() -> context.dsl.fetchValue(DSL.field(DSL.and(each))));
+    }
+
+    private boolean due(int slot) {
+        return backoff.get(slot) == 0 || System.nanoTime() - retryAt.get(slot) >= 0;
+    }
+
+    /**
+     * Moves the pending jobs of slot {@code from} into slot {@code to}, ids and every column kept,
+     * when there are at most {@link #MOVE_BATCH} of them (more is a backlog, which claims drain in
+     * order); jobs locked by a claim in progress are skipped. One statement: {@code WITH moved AS
+     * (DELETE ... RETURNING ...) INSERT ... SELECT}, so that a claim that meets a moved job skips it
+     * (its row is locked until the move commits) rather than failing as it would on a row an
+     * UPDATE moved between partitions.
+     */
+    private static int moveStragglers(DSLContext tx, int from, int to) {
+        int pending = tx.fetchCount(DSL.selectOne()
+                .from(JOBS)
+                .where(JOBS.SLOT.eq((short) from))
+                .and(JOBS.STATUS.eq(Sql.PENDING))
+                .limit(MOVE_BATCH + 1));
+        if (pending == 0 || pending > MOVE_BATCH) {
+            return 0;
+        }
+        List<Field<?>> columns = new ArrayList<>(Arrays.asList(JOBS.fields()));
+        columns.remove(JOBS.SLOT);
+        var picked = DSL.select(JOBS.ID)
+                .from(JOBS)
+                .where(JOBS.SLOT.eq((short) from))
+                .and(JOBS.STATUS.eq(Sql.PENDING))
+                .orderBy(JOBS.ID)
+                .limit(MOVE_BATCH)
+                .forUpdate()
+                .skipLocked();
+        var moved = DSL.name("moved")
+                .as(DSL.deleteFrom(JOBS)
+                        .where(JOBS.SLOT.eq((short) from))
+                        .and(JOBS.ID.in(picked))
+                        .returningResult(columns));
+        List<Field<?>> selected = new ArrayList<>();
+        for (Field<?> column : columns) {
+            selected.add(DSL.field(DSL.name("moved", column.getName()), column.getDataType()));
+        }
+        selected.add(DSL.val((short) to, JOBS.SLOT));
+        List<Field<?>> inserted = new ArrayList<>(columns);
+        inserted.add(JOBS.SLOT);
+        return tx.with(moved)
+                .insertInto(JOBS)
+                .columns(inserted)
+                .select(DSL.select(selected).from(moved))
+                .execute();
+    }
+
+    private static Name partition(String schema, int slot) {
+        return DSL.name(schema, "jobs_slot" + slot);
+    }
+
+    private static String sequence(DSLContext ctx, String schema) {
+        return ctx.render(DSL.name(schema, "job_generation"));
+    }
+}

@@ -1,0 +1,269 @@
+package dev.locksmith.it.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.it.support.Concurrently;
+import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.jobs.GenerationSeams;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.engine.Generations;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The jobs table's generations (changelog queue-015): jobs is partitioned by slot, a drained
+ * partition is emptied by TRUNCATE, the generation moves on once its partition is full, and the
+ * last pending jobs of the oldest generation move into the current one. Steps are taken here one
+ * at a time, as a worker's maintenance thread takes them every 250 ms.
+ */
+class GenerationsTest extends DatabaseTest {
+
+    /** A payload that makes a thousand jobs about a third of a megabyte. */
+    private static final String PAYLOAD = "{\"pad\": \"" + "x".repeat(200) + "\"}";
+
+    private JobQueue queue;
+    private Generations generations;
+
+    @BeforeEach
+    void emptyQueue() {
+        dsl.execute("DELETE FROM locksmith.jobs");
+        for (int slot = 0; slot < Generations.SLOTS; slot++) {
+            dsl.execute("TRUNCATE locksmith.jobs_slot" + slot);
+        }
+        dsl.execute("SELECT setval('locksmith.job_generation', 0, true)");
+        queue = new JobQueue(dsl);
+        generations = GenerationSeams.on(dsl);
+    }
+
+    private long generation() {
+        return dsl.fetchOne("SELECT last_value FROM locksmith.job_generation").get(0, Long.class);
+    }
+
+    private long bytes(int slot) {
+        return dsl.fetchOne("SELECT pg_relation_size(to_regclass(?))", "locksmith.jobs_slot" + slot)
+                .get(0, Long.class);
+    }
+
+    private int slotOf(long id) {
+        return dsl.fetchValue(JOBS.SLOT, JOBS.ID.eq(id));
+    }
+
+    /** Fills the current partition past full with jobs that are then deleted, as finished jobs are. */
+    private void fillCurrentPartition() {
+        for (int i = 0; i < 5; i++) {
+            queue.enqueueAll(
+                    dsl,
+                    Collections.nCopies(
+                            1_000,
+                            NewJob.builder("filler", "f").payload(PAYLOAD).build()));
+        }
+        dsl.execute("DELETE FROM locksmith.jobs WHERE queue = 'filler'");
+    }
+
+    @Test
+    void aFullGenerationMovesOnAndItsDrainedPartitionIsEmptied() {
+        assertThat(generations.partitioned()).isTrue();
+        long first = queue.enqueue(dsl, NewJob.of("work", "before"));
+        assertThat(slotOf(first)).isZero();
+        assertThat(generations.step().advanced())
+                .as("a partition that is not full")
+                .isFalse();
+
+        fillCurrentPartition();
+        Generations.Step moved = generations.step();
+        assertThat(moved.advanced()).isTrue();
+        assertThat(generation()).isEqualTo(1);
+        long second = queue.enqueue(dsl, NewJob.of("work", "after"));
+        assertThat(slotOf(second))
+                .as("new jobs go to the new generation's slot")
+                .isEqualTo(1);
+
+        // slot 0 still holds the first job: kept
+        assertThat(generations.step().truncated()).isZero();
+        assertThat(bytes(0)).isPositive();
+        assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(first))).isOne();
+
+        queue.claim("work", 10, Duration.ofMinutes(1), "w")
+                .forEach(job -> assertThat(queue.complete(dsl, job)).isTrue());
+        // now drained: emptied, however many times it was looked at before
+        for (int i = 0; i < 40 && bytes(0) > 0; i++) {
+            generations.step();
+            sleepPastBackoff();
+        }
+        assertThat(bytes(0)).as("the drained partition, emptied by TRUNCATE").isZero();
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    @Test
+    void aPartitionHoldingARunningOrScheduledJobIsKept() {
+        long scheduled = queue.enqueue(
+                dsl, NewJob.builder("work", "later").delay(Duration.ofHours(1)).build());
+        queue.enqueue(dsl, NewJob.of("work", "now"));
+        List<Job> running = queue.claim("work", 1, Duration.ofMinutes(5), "w");
+        assertThat(running).hasSize(1);
+        fillCurrentPartition();
+        assertThat(generations.step().advanced()).isTrue();
+        for (int i = 0; i < 5; i++) {
+            generations.step();
+        }
+        assertThat(bytes(0)).isPositive();
+        assertThat(dsl.fetchCount(JOBS, JOBS.SLOT.eq((short) 0))).isEqualTo(2);
+        assertThat(queue.complete(dsl, running.get(0)))
+                .as("the lease holds in a generation gone by")
+                .isTrue();
+        assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(scheduled))).isOne();
+    }
+
+    @Test
+    void theOldestGenerationsLastJobsMoveKeepingTheirIdsKeysAndOrder() {
+        // generation 0: a scheduled unique job, and two keyed jobs in order
+        long unique = queue.enqueue(
+                dsl,
+                NewJob.builder("work", "unique")
+                        .uniqueKey("invoice-7")
+                        .delay(Duration.ofHours(1))
+                        .build());
+        long firstKeyed = queue.enqueue(
+                dsl, NewJob.builder("work", "k1").orderingKey("account-1").build());
+        long secondKeyed = queue.enqueue(
+                dsl, NewJob.builder("work", "k2").orderingKey("account-1").build());
+        // generations 1 and 2 each keep one scheduled job, so that no slot is free at generation 3
+        for (int generation = 0; generation < 3; generation++) {
+            fillCurrentPartition();
+            assertThat(generations.step().advanced()).isTrue();
+            if (generation < 2) {
+                queue.enqueue(
+                        dsl,
+                        NewJob.builder("work", "pin").delay(Duration.ofHours(1)).build());
+            }
+        }
+        assertThat(generation()).isEqualTo(3);
+        fillCurrentPartition();
+        Generations.Step step = generations.step();
+        assertThat(step.advanced()).as("no slot is free").isFalse();
+        assertThat(step.moved()).as("generation 0's three jobs").isEqualTo(3);
+        assertThat(List.of(slotOf(unique), slotOf(firstKeyed), slotOf(secondKeyed)))
+                .containsOnly(3);
+
+        // the unique key still holds, for the same job
+        assertThat(queue.enqueue(
+                        dsl,
+                        NewJob.builder("work", "again").uniqueKey("invoice-7").build()))
+                .isEqualTo(unique);
+        assertThat(dsl.fetchValue("SELECT job_id FROM locksmith.job_unique_keys WHERE unique_key = 'invoice-7'"))
+                .isEqualTo(unique);
+        // the keyed jobs still run in id order
+        List<Job> claimed = queue.claim("work", 10, Duration.ofMinutes(1), "w");
+        assertThat(claimed).extracting(Job::id).containsExactly(firstKeyed);
+
+        // slot 0, now empty, is emptied and becomes the next generation's
+        for (int i = 0; i < 40 && !generations.step().advanced(); i++) {
+            sleepPastBackoff();
+        }
+        assertThat(generation()).isEqualTo(4);
+        assertThat(slotOf(queue.enqueue(dsl, NewJob.of("work", "next")))).isZero();
+    }
+
+    /**
+     * Four threads claim and complete 20,000 jobs while the MVCC horizon is held (VACUUM can
+     * remove nothing) and a fifth turns the generations as fast as it can: every job completes
+     * exactly once, the generations moved and partitions were emptied meanwhile, and the table
+     * ends far smaller than the 40,000 dead row versions the jobs left would fill.
+     */
+    @Test
+    void claimsWhileGenerationsTurnUnderAHeldHorizonTakeEveryJobOnce() throws Exception {
+        int jobs = 20_000;
+        List<Long> ids = new ArrayList<>();
+        Set<Long> done = ConcurrentHashMap.newKeySet();
+        AtomicInteger duplicates = new AtomicInteger();
+        AtomicBoolean producing = new AtomicBoolean(true);
+        AtomicInteger advanced = new AtomicInteger();
+        AtomicInteger truncated = new AtomicInteger();
+        try (Connection holder = pool.getConnection()) {
+            holder.setAutoCommit(false);
+            try (Statement s = holder.createStatement()) {
+                s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+                s.execute("SELECT 1");
+            }
+            List<Integer> perThread = Concurrently.run(6, 300, thread -> {
+                if (thread == 0) {
+                    for (int batch = 0; batch < jobs / 500; batch++) {
+                        List<Long> batchIds = queue.enqueueAll(
+                                dsl,
+                                Collections.nCopies(
+                                        500,
+                                        NewJob.builder("work", "j")
+                                                .payload(PAYLOAD)
+                                                .build()));
+                        synchronized (ids) {
+                            ids.addAll(batchIds);
+                        }
+                    }
+                    producing.set(false);
+                    return 0;
+                }
+                if (thread == 1) {
+                    while (producing.get() || dsl.fetchCount(JOBS) > 0) {
+                        Generations.Step step = generations.step();
+                        advanced.addAndGet(step.advanced() ? 1 : 0);
+                        truncated.addAndGet(step.truncated());
+                    }
+                    return 0;
+                }
+                int count = 0;
+                while (true) {
+                    List<Job> claimed = queue.claim("work", 20, Duration.ofMinutes(5), "w" + thread);
+                    if (claimed.isEmpty()) {
+                        if (!producing.get() && dsl.fetchCount(JOBS) == 0) {
+                            return count;
+                        }
+                        continue;
+                    }
+                    for (Job job : claimed) {
+                        if (!done.add(job.id())) {
+                            duplicates.incrementAndGet();
+                        }
+                    }
+                    assertThat(queue.completeAll(dsl, claimed)).isEqualTo(claimed.size());
+                    count += claimed.size();
+                }
+            });
+            holder.rollback();
+            assertThat(duplicates).hasValue(0);
+            assertThat(done).hasSize(jobs).containsExactlyInAnyOrderElementsOf(ids);
+            assertThat(perThread.stream().mapToInt(Integer::intValue).sum()).isEqualTo(jobs);
+        }
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+        assertThat(advanced.get()).as("generations moved on").isGreaterThanOrEqualTo(2);
+        assertThat(truncated.get()).as("partitions emptied").isGreaterThanOrEqualTo(1);
+        long total = 0;
+        for (int slot = 0; slot < Generations.SLOTS; slot++) {
+            total += bytes(slot);
+        }
+        // 20,000 jobs of ~250 bytes, each leaving two dead versions no VACUUM could remove: ~12 MB
+        assertThat(total).as("bytes left in the partitions").isLessThan(8L << 20);
+    }
+
+    /** A look at a partition that held jobs, or whose lock was busy, is put off by at least 250 ms. */
+    private static void sleepPastBackoff() {
+        try {
+            Thread.sleep(300);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
