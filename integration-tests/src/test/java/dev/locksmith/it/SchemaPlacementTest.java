@@ -118,6 +118,12 @@ class SchemaPlacementTest {
         queue.enqueue(mapped, NewJob.of("q", "k"));
         dsl.transaction(
                 c -> assertThat(queue.claimInTransaction(c.dsl(), "q", 5)).hasSize(1));
+        // a unique key's insert draws its ids from the sequence and takes the key itself: mapped too
+        long unique =
+                queue.enqueue(dsl, NewJob.builder("q", "u").uniqueKey("once").build());
+        assertThat(queue.enqueue(
+                        mapped, NewJob.builder("q", "u").uniqueKey("once").build()))
+                .isEqualTo(unique);
 
         Accounts accounts = new Accounts(mapped);
         Account a = accounts.open(new BigDecimal("10.00"));

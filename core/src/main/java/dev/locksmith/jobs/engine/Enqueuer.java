@@ -3,6 +3,7 @@ package dev.locksmith.jobs.engine;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_UNIQUE_KEYS;
 
+import dev.locksmith.codegen.Routines;
 import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Errors;
@@ -69,20 +70,27 @@ public final class Enqueuer {
     private final QueueContext context;
     private final WakeUps wakeUps;
 
-    /** The three inserts, for one way of waking workers. */
+    /** The inserts, for one way of waking workers. */
     private record Statements(
-            boolean notifies, RenderedQuery insert, RenderedQuery insertUnique, RenderedQuery insertUniquePerShard) {
+            boolean notifies,
+            RenderedQuery insert,
+            RenderedQuery insertDistributed,
+            RenderedQuery insertUnique,
+            RenderedQuery insertUniquePerShard) {
 
         /**
-         * {@code insert} for jobs without unique keys (a plain insert, returning ids);
-         * {@code insertUnique} for calls with one (the rows whose key is taken are left out; the
-         * rows returned say which were inserted); {@code insertUniquePerShard} for
-         * Citus's layout, where a unique index over (queue, unique_key, shard) keeps keys unique.
+         * {@code insert} for jobs without unique keys (a plain insert, returning ids), into the
+         * current generation's partition; {@code insertUnique} for calls with one (the rows whose
+         * key is taken are left out; the rows returned say which were inserted). On Citus's layout
+         * (jobs distributed, not partitioned): {@code insertDistributed}, the plain insert without
+         * a generation, and {@code insertUniquePerShard}, where a unique index over (queue,
+         * unique_key, shard) keeps keys unique.
          */
         static Statements of(DSLContext dsl, boolean notify) {
             var rows = rows(notify);
             return new Statements(
                     notify,
+                    RenderedQuery.of(dsl, inGeneration(dsl, rows).returningResult(JOBS.ID)),
                     RenderedQuery.of(dsl, columns(dsl).select(rows).returningResult(JOBS.ID)),
                     RenderedQuery.of(dsl, takingKeys(dsl, rows)),
                     RenderedQuery.of(
@@ -198,31 +206,65 @@ public final class Enqueuer {
         return java.util.concurrent.ThreadLocalRandom.current().nextInt(distributedShards);
     }
 
-    private static org.jooq.InsertValuesStep10<
-                    JobsRecord,
-                    String,
-                    Integer,
-                    String,
-                    JSONB,
-                    Short,
-                    java.time.OffsetDateTime,
-                    Integer,
-                    String,
-                    String,
-                    String>
-            columns(DSLContext dsl) {
-        return dsl.insertInto(
-                JOBS,
-                JOBS.QUEUE,
-                JOBS.SHARD,
-                JOBS.KIND,
-                JOBS.PAYLOAD,
-                JOBS.PRIORITY,
-                JOBS.RUN_AT,
-                JOBS.MAX_ATTEMPTS,
-                JOBS.UNIQUE_KEY,
-                JOBS.TRACEPARENT,
-                JOBS.ORDERING_KEY);
+    /** The insert without a generation (Citus's layout): the columns of {@link #rows}. */
+    private static org.jooq.InsertValuesStepN<JobsRecord> columns(DSLContext dsl) {
+        return dsl.insertInto(JOBS).columns(IN_GENERATION.subList(0, IN_GENERATION.size() - 1));
+    }
+
+    /** The columns an insert into the current generation writes: those of {@link #rows}, and the slot. */
+    private static final List<Field<?>> IN_GENERATION = List.of(
+            JOBS.QUEUE,
+            JOBS.SHARD,
+            JOBS.KIND,
+            JOBS.PAYLOAD,
+            JOBS.PRIORITY,
+            JOBS.RUN_AT,
+            JOBS.MAX_ATTEMPTS,
+            JOBS.UNIQUE_KEY,
+            JOBS.TRACEPARENT,
+            JOBS.ORDERING_KEY,
+            JOBS.SLOT);
+
+    /** {@link #IN_GENERATION} after the id, for an insert that draws its ids itself. */
+    private static final List<Field<?>> WITH_ID = java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of(JOBS.ID), IN_GENERATION.stream())
+            .toList();
+
+    /** The columns of {@link #rows}, in order. */
+    private static final String[] NAMES = {
+        "queue",
+        "shard",
+        "kind",
+        "payload",
+        "priority",
+        "run_at",
+        "max_attempts",
+        "unique_key",
+        "traceparent",
+        "ordering_key"
+    };
+
+    /**
+     * The current generation's slot, read once per statement (an uncorrelated scalar subquery is
+     * an init plan): the column default reads it for every row, which cost about a quarter of a
+     * large insert's server time.
+     */
+    private static Field<Short> currentSlot() {
+        return DSL.field(DSL.select(Routines.jobSlot()));
+    }
+
+    /** The plain insert into the current generation's partition: {@code rows} with the slot read once. */
+    private static org.jooq.InsertOnDuplicateStep<JobsRecord> inGeneration(
+            DSLContext dsl, org.jooq.Select<? extends org.jooq.Record> rows) {
+        Table<?> r = rows.asTable("r", NAMES);
+        List<Field<?>> selected = new ArrayList<>();
+        for (String name : NAMES) {
+            selected.add(DSL.field(DSL.name("r", name)));
+        }
+        selected.add(currentSlot());
+        return dsl.insertInto(JOBS)
+                .columns(IN_GENERATION)
+                .select(DSL.select(selected).from(r));
     }
 
     /**
@@ -236,22 +278,14 @@ public final class Enqueuer {
      * taken by the job itself. The ids are drawn in the arrays' order, as the plain insert's are.
      */
     private static org.jooq.ResultQuery<?> takingKeys(DSLContext dsl, org.jooq.Select<? extends org.jooq.Record> rows) {
-        String[] names = {
-            "queue",
-            "shard",
-            "kind",
-            "payload",
-            "priority",
-            "run_at",
-            "max_attempts",
-            "unique_key",
-            "traceparent",
-            "ordering_key"
-        };
-        Table<?> r = rows.asTable("r", names);
+        Table<?> r = rows.asTable("r", NAMES);
         var sequence = DSL.sequence(DSL.name(JOBS.getSchema().getName(), "jobs_id_seq"), SQLDataType.BIGINT);
         var numbered = DSL.name("t")
-                .as(DSL.select(sequence.nextval().as("id"), r.asterisk()).from(r));
+                .as(DSL.select(
+                                sequence.nextval().as("id"),
+                                r.asterisk(),
+                                currentSlot().as("slot"))
+                        .from(r));
         Field<Long> id = DSL.field(DSL.name("t", "id"), SQLDataType.BIGINT);
         Field<String> queue = DSL.field(DSL.name("t", "queue"), SQLDataType.VARCHAR);
         Field<String> uniqueKey = DSL.field(DSL.name("t", "unique_key"), SQLDataType.VARCHAR);
@@ -266,24 +300,14 @@ public final class Enqueuer {
                         .returningResult(JOB_UNIQUE_KEYS.JOB_ID));
         List<Field<?>> selected = new ArrayList<>();
         selected.add(id);
-        for (String name : names) {
+        for (String name : NAMES) {
             selected.add(DSL.field(DSL.name("t", name)));
         }
+        selected.add(DSL.field(DSL.name("t", "slot")));
         return dsl.with(numbered)
                 .with(keys)
                 .insertInto(JOBS)
-                .columns(List.<Field<?>>of(
-                        JOBS.ID,
-                        JOBS.QUEUE,
-                        JOBS.SHARD,
-                        JOBS.KIND,
-                        JOBS.PAYLOAD,
-                        JOBS.PRIORITY,
-                        JOBS.RUN_AT,
-                        JOBS.MAX_ATTEMPTS,
-                        JOBS.UNIQUE_KEY,
-                        JOBS.TRACEPARENT,
-                        JOBS.ORDERING_KEY))
+                .columns(WITH_ID)
                 .select(DSL.select(selected)
                         .from(numbered)
                         .where(uniqueKey
@@ -425,7 +449,7 @@ public final class Enqueuer {
         }
         boolean unique = uniqueKeys.stream().anyMatch(Objects::nonNull);
         RenderedQuery statement = !unique
-                ? statements.insert()
+                ? distributedShards > 0 ? statements.insertDistributed() : statements.insert()
                 : distributedShards > 0 ? statements.insertUniquePerShard() : statements.insertUnique();
         Binds binds = statement
                 .binds()

@@ -55,12 +55,12 @@ public final class Generations {
     /**
      * The current partition is full from this size on. At 1,000 jobs a second while the horizon is
      * held a partition grows by about 0.4 MB a second (two dead row versions per leased job), so a
-     * generation lasts two to three seconds; claims then step over at most that many seconds of
-     * dead entries (the bench measured a claim at 1.8x the baseline with one-second generations,
-     * 3.3x with five). While VACUUM keeps up a partition stays smaller, and the generation moves
-     * only as the queue's rows accumulate.
+     * generation lasts well under a second; claims then step over at most that many dead entries
+     * (a claim's cost grows with them: the bench measured 1.8x the baseline with one-second
+     * generations, 3.3x with five, and the worker's claim 5.9x with 1 MB ones). While VACUUM keeps
+     * up a partition grows more slowly, and the generation moves only as rows accumulate.
      */
-    static final long FULL_BYTES = 1L << 20;
+    static final long FULL_BYTES = 256L << 10;
 
     /** The most pending jobs moved out of the oldest generation at a time. */
     static final int MOVE_BATCH = 1_000;
