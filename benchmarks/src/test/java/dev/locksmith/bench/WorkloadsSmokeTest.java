@@ -27,10 +27,11 @@ class WorkloadsSmokeTest {
         List<Result> results = new ArrayList<>();
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12, "bench_locks")) {
             Runner runner = new Runner(options, step -> {});
-            // jobs, job_history and its default partition, schedules, channel_accounts, accounts,
-            // account_transfers, lock_wait_event, deadlock_event
+            // jobs and its four generations' partitions, job_unique_keys, job_history and its
+            // default partition, schedules, channel_accounts, accounts, account_transfers,
+            // lock_wait_event, deadlock_event
             assertThat(session.dsl().fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_locks'"))
-                    .isEqualTo(9L);
+                    .isEqualTo(14L);
             for (Workload workload : session.workloads().values()) {
                 results.addAll(runner.run(workload));
             }
