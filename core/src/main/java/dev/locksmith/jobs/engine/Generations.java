@@ -3,6 +3,7 @@ package dev.locksmith.jobs.engine;
 import static dev.locksmith.codegen.Tables.JOBS;
 
 import dev.locksmith.LockWait;
+import dev.locksmith.audit.HorizonReport;
 import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.internal.Errors;
 import java.time.Duration;
@@ -35,9 +36,10 @@ import org.jspecify.annotations.Nullable;
  *       ACCESS EXCLUSIVE lock, taken within {@link #LOCK_WAIT} (claims and inserts queue behind it
  *       meanwhile) and checked empty once held, so that no job is ever lost, whatever else runs;
  *       one that could not be locked is tried again later, less often each time;</li>
- *   <li>once the current partition has reached {@link #FULL_BYTES} (its dead rows are not being
- *       vacuumed away fast enough, or the horizon is held), the generation moves to the next
- *       emptied slot, under an advisory lock so that two workers never both move it;</li>
+ *   <li>once the current partition has reached {@link #FULL_BYTES} while something holds the
+ *       horizon back ({@link #HELD_XIDS}), or {@link #FULL_BYTES_UNHELD} while nothing does (VACUUM
+ *       keeps a partition smaller than that), the generation moves to the next emptied slot, under
+ *       an advisory lock so that two workers never both move it;</li>
  *   <li>when no slot is empty, the oldest generation's last pending jobs (at most
  *       {@link #MOVE_BATCH} of them, so a backlog is left to drain by claims) move into the current
  *       one, ids kept, so that a few scheduled or low-priority jobs do not hold a slot.</li>
@@ -61,6 +63,25 @@ public final class Generations {
      * up a partition grows more slowly, and the generation moves only as rows accumulate.
      */
     static final long FULL_BYTES = 256L << 10;
+
+    /**
+     * The current partition is full from this size on while nothing holds the horizon back: then
+     * VACUUM keeps the partition small, and each turn of the generations would only cost the
+     * statements on jobs a wait behind a TRUNCATE's lock and a new plan. A partition this large
+     * means VACUUM does not keep up (a drain of tens of thousands of jobs a second), and turning
+     * helps again.
+     */
+    static final long FULL_BYTES_UNHELD = 64L << 20;
+
+    /**
+     * The horizon counts as held once its oldest holder ({@link HorizonReport#oldest()}) is this
+     * many transactions old: a generation of {@link #FULL_BYTES} is a few hundred jobs, so a
+     * holder this old keeps back dead rows of several generations.
+     */
+    static final long HELD_XIDS = 1_000;
+
+    /** How long a look at the horizon holds: one statement at most once a second per queue engine. */
+    private static final long HELD_CHECK_NANOS = Duration.ofSeconds(1).toNanos();
 
     /** The most pending jobs moved out of the oldest generation at a time. */
     static final int MOVE_BATCH = 1_000;
@@ -97,12 +118,16 @@ public final class Generations {
     private final AtomicLongArray retryAt = new AtomicLongArray(SLOTS);
     private final AtomicLongArray backoff = new AtomicLongArray(SLOTS);
     private volatile @Nullable Layout layout;
+    private final HorizonReport horizon;
+    private final java.util.concurrent.atomic.AtomicLong heldCheckedAt = new java.util.concurrent.atomic.AtomicLong();
+    private volatile boolean held;
 
     /** Where the generations live, looked up once: null schema when jobs is not partitioned. */
     private record Layout(@Nullable String schema) {}
 
     Generations(QueueContext context) {
         this.context = context;
+        this.horizon = new HorizonReport(context.dsl);
     }
 
     /**
@@ -152,7 +177,8 @@ public final class Generations {
             }
         }
         int truncated = emptied;
-        if (state.bytes().get(state.current()) < FULL_BYTES) {
+        long size = state.bytes().get(state.current());
+        if (size < FULL_BYTES || (size < FULL_BYTES_UNHELD && !horizonHeld())) {
             return new Step(state.generation(), truncated, 0, false);
         }
         return Errors.translating(() -> context.dsl.transactionResult(c -> {
@@ -253,6 +279,20 @@ public final class Generations {
                     DSL.val(context.dsl.render(partition(schema, slot)))));
         }
         return Errors.translating(() -> context.dsl.fetchValue(DSL.field(DSL.and(each))));
+    }
+
+    /**
+     * Whether something holds the MVCC horizon back by {@link #HELD_XIDS} transactions or more
+     * (the report's statement, at most once per {@link #HELD_CHECK_NANOS}).
+     */
+    private boolean horizonHeld() {
+        long now = System.nanoTime();
+        if (now - heldCheckedAt.get() < HELD_CHECK_NANOS && heldCheckedAt.get() != 0) {
+            return held;
+        }
+        held = horizon.oldest().map(h -> h.xminAge() >= HELD_XIDS).orElse(false);
+        heldCheckedAt.set(now == 0 ? 1 : now);
+        return held;
     }
 
     private boolean due(int slot) {

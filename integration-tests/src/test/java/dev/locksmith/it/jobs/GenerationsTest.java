@@ -11,6 +11,7 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.engine.Generations;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,7 +29,8 @@ import org.junit.jupiter.api.Test;
  * The jobs table's generations (changelog queue-015): jobs is partitioned by slot, a drained
  * partition is emptied by TRUNCATE, the generation moves on once its partition is full, and the
  * last pending jobs of the oldest generation move into the current one. Steps are taken here one
- * at a time, as a worker's maintenance thread takes them every 250 ms.
+ * at a time, as a worker's maintenance thread takes them every 250 ms, while a REPEATABLE READ
+ * transaction holds the MVCC horizon back (generations turn at 256 kB only then).
  */
 class GenerationsTest extends DatabaseTest {
 
@@ -37,8 +40,23 @@ class GenerationsTest extends DatabaseTest {
     private JobQueue queue;
     private Generations generations;
 
+    /** A REPEATABLE READ transaction whose snapshot holds the MVCC horizon back. */
+    private Connection horizonHolder;
+
     @BeforeEach
-    void emptyQueue() {
+    void emptyQueue() throws SQLException {
+        // Generations turn at 256 kB only while something holds the horizon back by 1,000
+        // transactions or more (else VACUUM keeps up): hold it, and start 1,200 transactions
+        // (subtransactions that write) after the holder's snapshot.
+        horizonHolder = pool.getConnection();
+        horizonHolder.setAutoCommit(false);
+        try (Statement s = horizonHolder.createStatement()) {
+            s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            s.execute("SELECT 1");
+        }
+        dsl.execute("CREATE TABLE IF NOT EXISTS xid_burn (x int)");
+        dsl.execute("DO $$ BEGIN FOR i IN 1..1200 LOOP BEGIN INSERT INTO xid_burn VALUES (i); "
+                + "EXCEPTION WHEN OTHERS THEN NULL; END; END LOOP; END $$");
         dsl.execute("DELETE FROM locksmith.jobs");
         for (int slot = 0; slot < Generations.SLOTS; slot++) {
             dsl.execute("TRUNCATE locksmith.jobs_slot" + slot);
@@ -46,6 +64,12 @@ class GenerationsTest extends DatabaseTest {
         dsl.execute("SELECT setval('locksmith.job_generation', 0, true)");
         queue = new JobQueue(dsl);
         generations = GenerationSeams.on(dsl);
+    }
+
+    @AfterEach
+    void releaseHorizon() throws SQLException {
+        horizonHolder.rollback();
+        horizonHolder.close();
     }
 
     private long generation() {
@@ -105,6 +129,18 @@ class GenerationsTest extends DatabaseTest {
         }
         assertThat(bytes(0)).as("the drained partition, emptied by TRUNCATE").isZero();
         assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    @Test
+    void withNothingHoldingTheHorizonAFullPartitionIsLeftToVacuum() throws SQLException {
+        horizonHolder.rollback();
+        Generations unheld = GenerationSeams.on(dsl);
+        fillCurrentPartition();
+        assertThat(bytes(0)).isGreaterThan(256L << 10);
+        assertThat(unheld.step().advanced())
+                .as("VACUUM keeps a partition small while nothing holds the horizon")
+                .isFalse();
+        assertThat(generation()).isZero();
     }
 
     @Test
