@@ -239,15 +239,21 @@ public final class Generations {
         try {
             done = !Errors.translating(
                             () -> context.dsl.fetchExists(DSL.selectOne().from(table)))
-                    && Errors.translating(() -> context.dsl.transactionResult(c -> LOCK_WAIT.run(c.dsl(), () -> {
-                        DSLContext tx = c.dsl();
-                        tx.execute(DSL.query("LOCK TABLE {0} IN ACCESS EXCLUSIVE MODE", table));
-                        if (tx.fetchExists(DSL.selectOne().from(table))) {
-                            return false;
-                        }
-                        tx.execute(DSL.query("TRUNCATE {0}", table));
-                        return true;
-                    })));
+                    && Errors.translating(() -> context.dsl.transactionResult(c -> {
+                        // READ COMMITTED whatever the pool's default: the look under the lock must
+                        // see every job committed before the lock was had, and LockWait's first
+                        // statement would fix a REPEATABLE READ snapshot before the LOCK.
+                        c.dsl().execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+                        return LOCK_WAIT.run(c.dsl(), () -> {
+                            DSLContext tx = c.dsl();
+                            tx.execute(DSL.query("LOCK TABLE {0} IN ACCESS EXCLUSIVE MODE", table));
+                            if (tx.fetchExists(DSL.selectOne().from(table))) {
+                                return false;
+                            }
+                            tx.execute(DSL.query("TRUNCATE {0}", table));
+                            return true;
+                        });
+                    }));
         } catch (LockNotAvailableException busy) {
             done = false;
         }
@@ -263,9 +269,10 @@ public final class Generations {
     }
 
     /**
-     * Whether the connection's role may empty the partitions ({@code TRUNCATE} on each).
+     * Whether the connection's role may turn the generations: {@code TRUNCATE} on each partition,
+     * {@code UPDATE} on the sequence {@code job_generation}.
      *
-     * @return true when jobs is partitioned and every partition may be truncated
+     * @return true when jobs is partitioned and the role may do both
      */
     public boolean mayTruncate() {
         String schema = schema();
@@ -273,6 +280,9 @@ public final class Generations {
             return false;
         }
         List<org.jooq.Condition> each = new ArrayList<>();
+        // moving the generation on is a setval
+        each.add(DSL.condition(
+                "has_sequence_privilege(to_regclass({0}), 'UPDATE')", DSL.val(sequence(context.dsl, schema))));
         for (int slot = 0; slot < SLOTS; slot++) {
             each.add(DSL.condition(
                     "has_table_privilege(to_regclass({0}), 'TRUNCATE')",

@@ -43,9 +43,9 @@ final class GenerationUpkeep implements Runnable {
                     off = true;
                     log.warn(
                             "this worker's database role (queue {}) may not TRUNCATE the partitions of the jobs table "
-                                    + "(jobs_slot0 to jobs_slot{}): the worker does not turn its generations, and the "
-                                    + "queue depends on VACUUM alone, which a held MVCC horizon stops; grant TRUNCATE on "
-                                    + "them",
+                                    + "(jobs_slot0 to jobs_slot{}) or UPDATE the sequence job_generation: the worker does "
+                                    + "not turn its generations, and the queue depends on VACUUM alone, which a held MVCC "
+                                    + "horizon stops; grant TRUNCATE on them and UPDATE on it",
                             queueName,
                             Generations.SLOTS - 1);
                     return;

@@ -151,6 +151,37 @@ class HistoryUpgradeTest {
     }
 
     @Test
+    void aRoleThatUsedJobsStillMayAfterTheUpgradeAndItsRollback() {
+        String role = "upgrade_app_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        org.jooq.Name name = DSL.name(role);
+        dsl.execute("CREATE ROLE {0}", name);
+        try {
+            dsl.execute("GRANT USAGE ON SCHEMA locksmith TO {0}", name);
+            dsl.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON locksmith.jobs TO {0}", name);
+            dsl.execute("GRANT USAGE ON SEQUENCE locksmith.jobs_id_seq TO {0}", name);
+            LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
+            assertThat(dsl.fetchValue(
+                            "SELECT has_table_privilege(?, 'locksmith.jobs', 'INSERT') "
+                                    + "AND has_table_privilege(?, 'locksmith.jobs_slot3', 'DELETE') "
+                                    + "AND has_table_privilege(?, 'locksmith.job_unique_keys', 'INSERT') "
+                                    + "AND has_sequence_privilege(?, 'locksmith.job_generation', 'USAGE')",
+                            role,
+                            role,
+                            role,
+                            role))
+                    .as("the new jobs, its partitions, job_unique_keys and job_generation")
+                    .isEqualTo(true);
+            LocksmithSchema.rollback(database.dataSource(), "locksmith", 5);
+            assertThat(dsl.fetchValue("SELECT has_table_privilege(?, 'locksmith.jobs', 'INSERT')", role))
+                    .as("the table that is jobs again")
+                    .isEqualTo(true);
+        } finally {
+            dsl.execute("DROP OWNED BY {0}", name);
+            dsl.execute("DROP ROLE {0}", name);
+        }
+    }
+
+    @Test
     void rollbackMovesHistoryBackIntoJobs() {
         long done = insert("done", ", finished_at", ", now()");
         long pending = insert("pending", "", "");
