@@ -98,6 +98,28 @@ class GenerationsTest extends DatabaseTest {
     }
 
     @Test
+    void theSlotDefaultIsInlinedAndFollowsTheGeneration() {
+        String plan = String.join(
+                "\n",
+                dsl.fetch("EXPLAIN (VERBOSE, COSTS OFF) INSERT INTO locksmith.jobs (queue, kind) VALUES ('q', 'k')")
+                        .getValues(0, String.class));
+        assertThat(plan)
+                .as("job_slot() inlined into the insert (queue-016), not called as a function")
+                .contains("pg_sequence_last_value")
+                .doesNotContain("job_slot()");
+
+        dsl.execute("SELECT setval('locksmith.job_generation', 6, true)");
+        long plain = dsl.fetchOne("INSERT INTO locksmith.jobs (queue, kind) VALUES ('plain', 'k') RETURNING id")
+                .get(0, Long.class);
+        assertThat(slotOf(plain))
+                .as("a plain SQL insert goes to generation 6's slot")
+                .isEqualTo(2);
+        assertThat(slotOf(queue.enqueue(dsl, NewJob.of("work", "k"))))
+                .as("and so does the library's")
+                .isEqualTo(2);
+    }
+
+    @Test
     void aFullGenerationMovesOnAndItsDrainedPartitionIsEmptied() {
         assertThat(generations.partitioned()).isTrue();
         long first = queue.enqueue(dsl, NewJob.of("work", "before"));
