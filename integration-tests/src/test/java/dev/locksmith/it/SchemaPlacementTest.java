@@ -225,6 +225,38 @@ class SchemaPlacementTest {
     }
 
     @Test
+    void aClashWithANameTheGenerationsOrTheHistoryUseHaltsTheMigrationToo() {
+        dsl.execute("CREATE SCHEMA shared");
+        dsl.execute("CREATE TABLE shared.job_unique_keys (id int)");
+        assertThatThrownBy(() -> LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE)))
+                .isInstanceOf(SchemaMigrationException.class)
+                .hasMessageContaining("schema shared already has an object named jobs_slot0")
+                .hasMessageContaining("job_unique_keys")
+                .hasMessageContaining("nothing was applied");
+        assertThat(LocksmithSchema.appliedChangeSets(pool)).isEmpty();
+
+        dsl.execute("DROP TABLE shared.job_unique_keys");
+        dsl.execute("CREATE FUNCTION shared.job_slot() RETURNS int LANGUAGE sql AS 'SELECT 7'");
+        assertThatThrownBy(() -> LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE)))
+                .isInstanceOf(SchemaMigrationException.class)
+                .hasMessageContaining("job_slot");
+        dsl.execute("DROP FUNCTION shared.job_slot()");
+
+        dsl.execute("CREATE VIEW shared.job_history AS SELECT 1 AS id");
+        assertThatThrownBy(() -> LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE)))
+                .isInstanceOf(SchemaMigrationException.class)
+                .hasMessageContaining("schema shared already has an object named job_history");
+        assertThat(LocksmithSchema.appliedChangeSets(pool)).isEmpty();
+        assertThat(tablesIn("shared")).isEmpty();
+
+        // locksmith's own objects pass the checks on the next update
+        dsl.execute("DROP VIEW shared.job_history");
+        LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE));
+        assertThat(LocksmithSchema.migrate(pool, "shared", EnumSet.of(SchemaModule.QUEUE)))
+                .isEmpty();
+    }
+
+    @Test
     void aFailureAfterTheChecksKeepsTheChangeSetsAppliedBeforeIt() {
         // not a table of locksmith's, so the clash checks pass; but the jobs change set creates an
         // index of this name after its table, and fails there
