@@ -274,7 +274,7 @@ public final class Generations {
      *
      * @return true when jobs is partitioned and the role may do both
      */
-    public boolean mayTruncate() {
+    public boolean mayTurn() {
         String schema = schema();
         if (schema == null) {
             return false;

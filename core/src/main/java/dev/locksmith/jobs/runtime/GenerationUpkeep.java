@@ -2,7 +2,6 @@ package dev.locksmith.jobs.runtime;
 
 import dev.locksmith.jobs.engine.Generations;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 
 /**
@@ -22,7 +21,7 @@ final class GenerationUpkeep implements Runnable {
     private final Generations generations;
     private final String queueName;
     private final Logger log;
-    private final AtomicBoolean failedBefore = new AtomicBoolean();
+    private final RepeatedFailures failures;
     private volatile boolean checked;
     private volatile boolean off;
 
@@ -30,6 +29,8 @@ final class GenerationUpkeep implements Runnable {
         this.generations = generations;
         this.queueName = queueName;
         this.log = log;
+        this.failures =
+                new RepeatedFailures(log, "turning the jobs table's generations (worker of queue " + queueName + ")");
     }
 
     @Override
@@ -39,7 +40,7 @@ final class GenerationUpkeep implements Runnable {
         }
         try {
             if (!checked) {
-                if (generations.partitioned() && !generations.mayTruncate()) {
+                if (generations.partitioned() && !generations.mayTurn()) {
                     off = true;
                     log.warn(
                             "this worker's database role (queue {}) may not TRUNCATE the partitions of the jobs table "
@@ -63,13 +64,9 @@ final class GenerationUpkeep implements Runnable {
                         step.generation(),
                         step.advanced() ? " (moved on)" : "");
             }
-            failedBefore.set(false);
+            failures.succeeded();
         } catch (RuntimeException e) {
-            if (failedBefore.compareAndSet(false, true)) {
-                log.warn("turning the jobs table's generations failed (worker of queue {}); retried", queueName, e);
-            } else {
-                log.debug("turning the jobs table's generations failed again", e);
-            }
+            failures.failed(e, "turning the jobs table's generations failed (worker of queue {}); retried", queueName);
         }
     }
 }

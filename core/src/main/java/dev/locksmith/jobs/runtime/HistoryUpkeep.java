@@ -2,7 +2,6 @@ package dev.locksmith.jobs.runtime;
 
 import dev.locksmith.jobs.engine.Maintenance;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 
 /**
@@ -23,12 +22,14 @@ final class HistoryUpkeep implements Runnable {
     private final Maintenance maintenance;
     private final String queueName;
     private final Logger log;
-    private final AtomicBoolean failedBefore = new AtomicBoolean();
+    private final RepeatedFailures failures;
 
     HistoryUpkeep(Maintenance maintenance, String queueName, Logger log) {
         this.maintenance = maintenance;
         this.queueName = queueName;
         this.log = log;
+        this.failures =
+                new RepeatedFailures(log, "creating the job history's partitions (worker of queue " + queueName + ")");
     }
 
     @Override
@@ -38,20 +39,16 @@ final class HistoryUpkeep implements Runnable {
             if (created > 0) {
                 log.debug("created {} partitions of the job history (worker of queue {})", created, queueName);
             }
-            failedBefore.set(false);
+            failures.succeeded();
         } catch (RuntimeException e) {
-            // Loudly once per run of failures: a role that may not create tables fails every time.
-            if (failedBefore.compareAndSet(false, true)) {
-                log.warn(
-                        "could not create the job history's partitions (worker of queue {}); finished jobs go to "
-                                + "its default partition meanwhile, which retention empties row by row instead of "
-                                + "dropping whole days; retried in {} min",
-                        queueName,
-                        INTERVAL.toMinutes(),
-                        e);
-            } else {
-                log.debug("creating the job history's partitions failed again", e);
-            }
+            // a role that may not create tables fails every time
+            failures.failed(
+                    e,
+                    "could not create the job history's partitions (worker of queue {}); finished jobs go to "
+                            + "its default partition meanwhile, which retention empties row by row instead of "
+                            + "dropping whole days; retried in {} min",
+                    queueName,
+                    INTERVAL.toMinutes());
         }
     }
 }

@@ -2,7 +2,6 @@ package dev.locksmith.jobs.runtime;
 
 import dev.locksmith.jobs.engine.Maintenance;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 
 /**
@@ -27,7 +26,7 @@ final class QueueVacuum {
     private final Due due;
     private final Logger log;
     private final String queueName;
-    private final AtomicBoolean failedBefore = new AtomicBoolean();
+    private final RepeatedFailures failures;
     private volatile boolean off;
 
     /**
@@ -38,6 +37,7 @@ final class QueueVacuum {
         this.queueName = queueName;
         this.due = new Due(interval, false);
         this.log = log;
+        this.failures = new RepeatedFailures(log, "vacuum of the jobs table of queue " + queueName);
         this.off = interval.isZero();
     }
 
@@ -67,19 +67,15 @@ final class QueueVacuum {
                         check.deadRows(),
                         Duration.ofNanos(System.nanoTime() - started).toMillis());
             }
-            failedBefore.set(false);
+            failures.succeeded();
         } catch (RuntimeException e) {
-            // Logged loudly once per run of failures: a pool whose connections do not
-            // auto-commit, for instance, fails every time (VACUUM cannot run in a transaction).
-            if (failedBefore.compareAndSet(false, true)) {
-                log.warn(
-                        "vacuum of the jobs table of queue {} failed; retried in {} s",
-                        queueName,
-                        due.interval().toSeconds(),
-                        e);
-            } else {
-                log.debug("vacuum of the jobs table of queue {} failed again", queueName, e);
-            }
+            // a pool whose connections do not auto-commit, for instance, fails every time (VACUUM
+            // cannot run in a transaction)
+            failures.failed(
+                    e,
+                    "vacuum of the jobs table of queue {} failed; retried in {} s",
+                    queueName,
+                    due.interval().toSeconds());
         }
     }
 }
