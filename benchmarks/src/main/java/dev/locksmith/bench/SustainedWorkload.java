@@ -35,6 +35,13 @@ final class SustainedWorkload implements Workload {
     static final int BATCH = 10;
     static final long BACKLOG = 50_000;
 
+    /**
+     * jobs and its partitions, for their statistics: jobs is partitioned into generations, and a
+     * partitioned table's own figures stay at zero.
+     */
+    private static final String JOBS_AND_PARTITIONS = "(SELECT 'jobs'::regclass UNION ALL "
+            + "SELECT i.inhrelid::regclass FROM pg_inherits i WHERE i.inhparent = 'jobs'::regclass)";
+
     private final DataSource ds;
     private final DSLContext dsl;
 
@@ -164,6 +171,8 @@ final class SustainedWorkload implements Workload {
         double autovacuums;
         /** Manual VACUUMs: the workers' own (their vacuumInterval), in the library variants. */
         double vacuums;
+        /** Generations the workers turned (job_generation's moves; 0 where jobs is one table). */
+        double generations;
 
         Variant(Duration duration, Consumers consumers) {
             this.duration = duration;
@@ -204,6 +213,7 @@ final class SustainedWorkload implements Workload {
             });
             long autovacuumsBefore = vacuumCount(false);
             long vacuumsBefore = vacuumCount(true);
+            long generationBefore = generation();
             long seconds = Math.max(5, duration.toSeconds());
             long[] marks = new long[(int) seconds + 1];
             producer.start();
@@ -231,21 +241,36 @@ final class SustainedWorkload implements Workload {
             deadTuples = Jdbc.autoCommit(
                     ds,
                     c -> Jdbc.queryLong(
-                            c, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
+                            c,
+                            "SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relid IN "
+                                    + JOBS_AND_PARTITIONS));
             autovacuums = vacuumCount(false) - autovacuumsBefore;
             vacuums = vacuumCount(true) - vacuumsBefore;
+            generations = generation() - generationBefore;
             return marks[(int) seconds] / (double) seconds;
         }
 
-        /** {@code autovacuum_count}, or {@code vacuum_count} (manual: the workers' own VACUUMs). */
+        /**
+         * {@code autovacuum_count}, or {@code vacuum_count} (manual: the workers' own VACUUMs),
+         * summed over jobs and its partitions.
+         */
         private long vacuumCount(boolean manual) throws Exception {
             return Jdbc.autoCommit(
                     ds,
                     c -> Jdbc.queryLong(
                             c,
-                            manual
-                                    ? "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"
-                                    : "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass"));
+                            (manual
+                                            ? "SELECT coalesce(sum(vacuum_count), 0)"
+                                            : "SELECT coalesce(sum(autovacuum_count), 0)")
+                                    + " FROM pg_stat_user_tables WHERE relid IN " + JOBS_AND_PARTITIONS));
+        }
+
+        /** job_generation's last value, or 0 where jobs is one table (Citus, an older schema). */
+        private long generation() throws Exception {
+            return Jdbc.autoCommit(
+                    ds,
+                    c -> Jdbc.queryLong(
+                            c, "SELECT coalesce(pg_sequence_last_value(to_regclass('job_generation')), 0)"));
         }
 
         /** Every consumer finished its last batch before stopping, so a job left running was lost. */
@@ -271,6 +296,8 @@ final class SustainedWorkload implements Workload {
                     autovacuums,
                     "vacuums",
                     vacuums,
+                    "generations",
+                    generations,
                     "consumed_jobs",
                     (double) consumed.get(),
                     "failed_operations",
