@@ -222,15 +222,6 @@ public final class HorizonBench {
         }
     }
 
-    /**
-     * {@code function} summed over a table and its partitions (jobs is partitioned into
-     * generations; a partitioned table holds no rows of its own), two binds: the table twice.
-     */
-    private static String overPartitions(String function) {
-        return "SELECT coalesce(sum(" + function + "(t.r)), 0)::bigint FROM (SELECT ?::regclass AS r UNION ALL "
-                + "SELECT i.inhrelid::regclass FROM pg_inherits i WHERE i.inhparent = ?::regclass) t";
-    }
-
     /** Per load: produced, done, total size in bytes, dead tuples, size of the indexes in bytes. */
     private long[][] snapshot(List<HorizonLoad> loads) throws SQLException {
         long[][] values = new long[loads.size()][];
@@ -241,10 +232,11 @@ public final class HorizonBench {
             long indexes = 0;
             for (String table : load.tables()) {
                 size += Jdbc.autoCommit(
-                        ds, c -> Jdbc.queryLong(c, overPartitions("pg_total_relation_size"), table, table));
+                        ds, c -> Jdbc.queryLong(c, Jdbc.overPartitions("pg_total_relation_size"), table, table));
                 dead += Jdbc.autoCommit(
-                        ds, c -> Jdbc.queryLong(c, overPartitions("pg_stat_get_dead_tuples"), table, table));
-                indexes += Jdbc.autoCommit(ds, c -> Jdbc.queryLong(c, overPartitions("pg_indexes_size"), table, table));
+                        ds, c -> Jdbc.queryLong(c, Jdbc.overPartitions("pg_stat_get_dead_tuples"), table, table));
+                indexes += Jdbc.autoCommit(
+                        ds, c -> Jdbc.queryLong(c, Jdbc.overPartitions("pg_indexes_size"), table, table));
             }
             values[i] = new long[] {load.produced.get(), load.done.get(), size, dead, indexes};
         }

@@ -73,4 +73,13 @@ final class Jdbc {
             }
         }
     }
+
+    /**
+     * {@code function} summed over a table and its partitions (jobs is partitioned into
+     * generations; a partitioned table holds no rows of its own), two binds: the table twice.
+     */
+    static String overPartitions(String function) {
+        return "SELECT coalesce(sum(" + function + "(t.r)), 0)::bigint FROM (SELECT ?::regclass AS r UNION ALL "
+                + "SELECT i.inhrelid::regclass FROM pg_inherits i WHERE i.inhparent = ?::regclass) t";
+    }
 }

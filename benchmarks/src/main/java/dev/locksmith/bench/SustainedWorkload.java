@@ -35,13 +35,6 @@ final class SustainedWorkload implements Workload {
     static final int BATCH = 10;
     static final long BACKLOG = 50_000;
 
-    /**
-     * jobs and its partitions, for their statistics: jobs is partitioned into generations, and a
-     * partitioned table's own figures stay at zero.
-     */
-    private static final String JOBS_AND_PARTITIONS = "(SELECT 'jobs'::regclass UNION ALL "
-            + "SELECT i.inhrelid::regclass FROM pg_inherits i WHERE i.inhparent = 'jobs'::regclass)";
-
     private final DataSource ds;
     private final DSLContext dsl;
 
@@ -239,11 +232,7 @@ final class SustainedWorkload implements Workload {
             first = marks[w] / (double) w;
             last = (marks[(int) seconds] - marks[(int) seconds - w]) / (double) w;
             deadTuples = Jdbc.autoCommit(
-                    ds,
-                    c -> Jdbc.queryLong(
-                            c,
-                            "SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relid IN "
-                                    + JOBS_AND_PARTITIONS));
+                    ds, c -> Jdbc.queryLong(c, Jdbc.overPartitions("pg_stat_get_dead_tuples"), "jobs", "jobs"));
             autovacuums = vacuumCount(false) - autovacuumsBefore;
             vacuums = vacuumCount(true) - vacuumsBefore;
             generations = generation() - generationBefore;
@@ -259,10 +248,9 @@ final class SustainedWorkload implements Workload {
                     ds,
                     c -> Jdbc.queryLong(
                             c,
-                            (manual
-                                            ? "SELECT coalesce(sum(vacuum_count), 0)"
-                                            : "SELECT coalesce(sum(autovacuum_count), 0)")
-                                    + " FROM pg_stat_user_tables WHERE relid IN " + JOBS_AND_PARTITIONS));
+                            Jdbc.overPartitions(manual ? "pg_stat_get_vacuum_count" : "pg_stat_get_autovacuum_count"),
+                            "jobs",
+                            "jobs"));
         }
 
         /** job_generation's last value, or 0 where jobs is one table (Citus, an older schema). */
