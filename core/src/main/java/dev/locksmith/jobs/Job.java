@@ -31,6 +31,11 @@ public final class Job {
         this.row = Objects.requireNonNull(row, "row");
     }
 
+    /** The columns the job was made of, for the queue's engine. */
+    JobRow row() {
+        return row;
+    }
+
     /** {@return the job's id} */
     public long id() {
         return row.id();

@@ -132,7 +132,7 @@ public final class JobQueue {
     public JobQueue(DSLContext dsl, JobQueueConfig config) {
         Objects.requireNonNull(dsl, "dsl");
         this.config = Objects.requireNonNull(config, "config");
-        this.engine = new QueueEngine(Environment.listening(dsl), config, Observing.of(dsl), Job::new);
+        this.engine = new QueueEngine(Environment.listening(dsl), config, Observing.of(dsl), Job::new, Job::row);
     }
 
     /** {@return the settings in force, as given at construction} */

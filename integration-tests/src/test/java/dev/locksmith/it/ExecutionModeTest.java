@@ -13,6 +13,7 @@ import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.it.support.DatabaseTest;
 import dev.locksmith.it.support.HeldTransaction;
 import dev.locksmith.it.support.RecordingJdbc;
+import dev.locksmith.jobs.GenerationSeams;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
@@ -168,9 +169,11 @@ class ExecutionModeTest extends DatabaseTest {
         Job job = lastClaimed;
         assertThat(summaries(ops.get("claim"))).containsExactly("update jobs [worker-1, 0:00:30.000000, it-q]");
         assertThat(summaries(ops.get("heartbeat")))
-                .containsExactly("update jobs [0:01:00.000000, " + job.id() + ", " + job.leaseId() + "]");
+                .containsExactly("update jobs [0:01:00.000000, " + job.id() + ", " + GenerationSeams.slot(job) + ", "
+                        + job.leaseId() + "]");
         assertThat(summaries(ops.get("complete")))
-                .containsExactly("delete jobs [[" + job.id() + "], [" + job.leaseId() + "]]");
+                .containsExactly(
+                        "delete jobs [[" + job.id() + "], " + GenerationSeams.slot(job) + ", [" + job.leaseId() + "]]");
         assertThat(summaries(ops.get("claimInTransaction"))).containsExactly("delete jobs [it-q]");
 
         List<Object> acquire = ops.get("acquire").seen().get(0).binds();

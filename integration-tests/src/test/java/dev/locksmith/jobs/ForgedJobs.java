@@ -33,6 +33,7 @@ public final class ForgedJobs {
                 leaseId,
                 job.traceparent(),
                 job.orderingKey(),
-                job.fence()));
+                job.fence(),
+                job.row().slot()));
     }
 }

@@ -34,6 +34,9 @@ import org.jspecify.annotations.Nullable;
  * @param traceparent enqueuing trace context, or null
  * @param orderingKey ordering key, or null
  * @param fence leases the job has had: its fencing token
+ * @param slot the partition of {@code jobs} the row was read from ({@link Generations}): a job
+ *     that is running stays in it until it ends, so the statements that settle a leased job name
+ *     it; 0 for a row of {@code job_history}, which has none
  */
 public record JobRow(
         long id,
@@ -54,7 +57,8 @@ public record JobRow(
         @Nullable UUID leaseId,
         @Nullable String traceparent,
         @Nullable String orderingKey,
-        long fence) {
+        long fence,
+        short slot) {
 
     /**
      * The row's status read from {@code jobs.status}.
@@ -98,7 +102,8 @@ public record JobRow(
                 row.getObject(16, UUID.class),
                 row.getString(17),
                 row.getString(18),
-                row.getLong(19) + claimAdded);
+                row.getLong(19) + claimAdded,
+                row.getShort(20));
     }
 
     /**
@@ -128,7 +133,8 @@ public record JobRow(
                 r.getLeaseId(),
                 r.getTraceparent(),
                 r.getOrderingKey(),
-                r.getFence());
+                r.getFence(),
+                r.getSlot());
     }
 
     /**
@@ -158,6 +164,7 @@ public record JobRow(
                 null,
                 r.getTraceparent(),
                 r.getOrderingKey(),
-                r.getFence());
+                r.getFence(),
+                (short) 0);
     }
 }

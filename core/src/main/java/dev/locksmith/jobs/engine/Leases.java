@@ -61,6 +61,7 @@ public final class Leases {
                         heartbeat
                                 .binds()
                                 .set(JobStatements.ID, job.id())
+                                .set(JobStatements.SLOT, context.slot(job))
                                 .set(JobStatements.LEASE_ID, job.leaseId())
                                 .setInterval(JobStatements.LEASE, lease))
                 == 1;
@@ -77,7 +78,7 @@ public final class Leases {
         if (jobs.isEmpty()) {
             return Set.of();
         }
-        return byShard(
+        return byPartition(
                 context.dsl,
                 jobs,
                 context.statements.heartbeatAll,
@@ -103,7 +104,7 @@ public final class Leases {
         if (jobs.isEmpty()) {
             return 0;
         }
-        if (!context.observing.enabled() && context.shards(ctx) == 0) {
+        if (!context.observing.enabled() && context.shards(ctx) == 0 && oneSlot(jobs)) {
             RenderedQuery statement = completion();
             return statement.execute(ctx, completionBinds(statement, jobs));
         }
@@ -145,7 +146,7 @@ public final class Leases {
 
     private Set<Long> completed(DSLContext ctx, Collection<Job> jobs, List<String> links, boolean events) {
         boolean keep = context.config.keepCompleted();
-        Supplier<Set<Long>> statement = () -> byShard(
+        Supplier<Set<Long>> statement = () -> byPartition(
                 ctx,
                 jobs,
                 keep ? context.statements.completeKeepingDone : context.statements.completeByDeleting,
@@ -176,7 +177,7 @@ public final class Leases {
      * @return false when the caller no longer held the lease
      */
     public boolean release(Job job) {
-        Condition owned = owned(job);
+        Condition owned = owned(job, context.slot(job));
         boolean released = Errors.translating(() -> context.dsl
                         .update(JOBS)
                         .set(JOBS.STATUS, Sql.PENDING)
@@ -199,32 +200,50 @@ public final class Leases {
     }
 
     /**
-     * Runs a statement over leased jobs matched by id and lease id: once for all of them on one
-     * server; on Citus once per shard, naming it ({@code inShard}), so that each is a router
-     * statement rather than one that visits every shard (and, auto-committed across two workers,
-     * would need two-phase commit). Returns the union of the rows.
+     * Runs a statement over leased jobs matched by id and lease id, once per partition of
+     * {@code jobs} they are in (nearly always one: see {@link JobStatements#SLOT}), naming it; on
+     * Citus once per shard too ({@code inShard}), so that each is a router statement rather than
+     * one that visits every shard (and, auto-committed across two workers, would need two-phase
+     * commit). The statements run in ascending (shard, slot) order, so two callers' batches lock
+     * their rows in the same order. Returns the union of the rows.
      */
-    private <T> Set<T> byShard(
+    private <T> Set<T> byPartition(
             DSLContext ctx,
             Collection<Job> jobs,
             RenderedQuery all,
             RenderedQuery inShard,
             UnaryOperator<Binds> more,
             RenderedQuery.RowMapper<T> row) {
-        if (context.shards(ctx) == 0) {
-            return new HashSet<>(all.fetch(ctx, more.apply(completionBinds(all, jobs)), row));
-        }
-        Map<Integer, List<Job>> shards = new TreeMap<>();
+        boolean distributed = context.shards(ctx) > 0;
+        RenderedQuery statement = distributed ? inShard : all;
+        Map<Long, List<Job>> partitions = new TreeMap<>();
         for (Job job : jobs) {
-            shards.computeIfAbsent(job.shard(), s -> new ArrayList<>()).add(job);
+            requireLeased(job);
+            long key = ((long) (distributed ? job.shard() : 0) << 16) | context.slot(job);
+            partitions.computeIfAbsent(key, k -> new ArrayList<>()).add(job);
         }
         Set<T> rows = new HashSet<>();
-        shards.forEach((shard, ofShard) -> rows.addAll(inShard.fetch(
-                ctx, more.apply(completionBinds(inShard, ofShard)).set(JobStatements.SHARD, shard), row)));
+        partitions.forEach((key, ofPartition) -> {
+            Binds binds = more.apply(completionBinds(statement, ofPartition));
+            if (distributed) {
+                binds.set(JobStatements.SHARD, (int) (key >>> 16));
+            }
+            rows.addAll(statement.fetch(ctx, binds, row));
+        });
         return rows;
     }
 
-    private static Binds completionBinds(RenderedQuery statement, Collection<Job> jobs) {
+    /** Whether every one of {@code jobs} is in one partition: one statement completes them all. */
+    private boolean oneSlot(Collection<Job> jobs) {
+        Set<Short> slots = new HashSet<>();
+        for (Job job : jobs) {
+            requireLeased(job);
+            slots.add(context.slot(job));
+        }
+        return slots.size() == 1;
+    }
+
+    private Binds completionBinds(RenderedQuery statement, Collection<Job> jobs) {
         List<Long> ids = new ArrayList<>(jobs.size());
         List<UUID> leaseIds = new ArrayList<>(jobs.size());
         for (Job job : jobs) {
@@ -232,15 +251,25 @@ public final class Leases {
             ids.add(job.id());
             leaseIds.add(job.leaseId());
         }
-        return statement.binds().setLongs(JobStatements.IDS, ids).setUuids(JobStatements.LEASE_IDS, leaseIds);
+        return statement
+                .binds()
+                .setLongs(JobStatements.IDS, ids)
+                .setUuids(JobStatements.LEASE_IDS, leaseIds)
+                .set(JobStatements.SLOT, context.slot(jobs.iterator().next()));
     }
 
-    /** The row of a leased job while the caller still holds its lease. */
-    static Condition owned(Job job) {
+    /**
+     * The row of a leased job while the caller still holds its lease.
+     *
+     * @param slot the job's partition of {@code jobs}, {@link QueueContext#slot}: with the id, the
+     *     whole primary key
+     */
+    static Condition owned(Job job, short slot) {
         requireLeased(job);
         // the shard makes the statement a single-shard one on Citus; elsewhere the key finds the row
         return JOBS.ID
                 .eq(job.id())
+                .and(JOBS.SLOT.eq(slot))
                 .and(JOBS.SHARD.eq(job.shard()))
                 .and(JOBS.STATUS.eq(Sql.RUNNING))
                 .and(JOBS.LEASE_ID.eq(job.leaseId()));

@@ -26,10 +26,16 @@ final class QueueContext {
     final Distribution distribution;
     final JobStatements statements;
     private final Function<JobRow, Job> jobs;
+    private final Function<Job, JobRow> rows;
     private final RenderedQuery.RowMapper<Job> claimed;
     private final RenderedQuery.RowMapper<Job> claimedInTransaction;
 
-    QueueContext(DSLContext dsl, JobQueueConfig config, Observing observing, Function<JobRow, Job> jobs) {
+    QueueContext(
+            DSLContext dsl,
+            JobQueueConfig config,
+            Observing observing,
+            Function<JobRow, Job> jobs,
+            Function<Job, JobRow> rows) {
         this.dsl = dsl;
         this.config = config;
         this.schema = SchemaMapping.of(dsl);
@@ -37,6 +43,7 @@ final class QueueContext {
         this.distribution = new Distribution(dsl, JOBS, JOBS.SHARD.getName());
         this.statements = new JobStatements(dsl);
         this.jobs = jobs;
+        this.rows = rows;
         this.claimed = row -> jobs.apply(JobRow.read(row, 0));
         // The transactional claim deletes the row; the attempt it starts is counted only when it
         // fails (written back with attempts + 1), so the job in hand counts it here, and its fence
@@ -56,6 +63,11 @@ final class QueueContext {
 
     Job job(JobRow row) {
         return jobs.apply(row);
+    }
+
+    /** The partition of {@code jobs} that {@code job} was read from: see {@link JobRow#slot()}. */
+    short slot(Job job) {
+        return rows.apply(job).slot();
     }
 
     /** Maps a row of {@link JobStatements#JOB_COLUMNS} to a job, its attempts as stored. */

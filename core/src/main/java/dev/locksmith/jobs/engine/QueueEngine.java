@@ -54,9 +54,15 @@ public final class QueueEngine {
      * @param config the queue's settings
      * @param observing the observer to tell
      * @param jobs makes a job of the columns read
+     * @param rows the columns a job was made of: the reverse of {@code jobs}
      */
-    public QueueEngine(DSLContext dsl, JobQueueConfig config, Observing observing, Function<JobRow, Job> jobs) {
-        this.context = new QueueContext(dsl, config, observing, jobs);
+    public QueueEngine(
+            DSLContext dsl,
+            JobQueueConfig config,
+            Observing observing,
+            Function<JobRow, Job> jobs,
+            Function<Job, JobRow> rows) {
+        this.context = new QueueContext(dsl, config, observing, jobs, rows);
         WakeUps wakeUps = new WakeUps(context);
         this.enqueue = new Enqueuer(context, wakeUps);
         this.claims = new Claims(context);

@@ -79,7 +79,7 @@ public final class Settlement {
 
     private FailResult leased(DSLContext tx, Job job, JobControl.Action action, Duration delay, String message) {
         DSLContext ctx = context.on(tx);
-        Condition owned = Leases.owned(job);
+        Condition owned = Leases.owned(job, context.slot(job));
         JobControl.Action effective = lastAttempt(action, job.attempts(), job.maxAttempts());
         return observed(
                 job,

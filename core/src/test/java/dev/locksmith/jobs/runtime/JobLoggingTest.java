@@ -34,7 +34,8 @@ class JobLoggingTest {
             null,
             null,
             null,
-            1));
+            1,
+            (short) 0));
 
     @AfterEach
     void clear() {

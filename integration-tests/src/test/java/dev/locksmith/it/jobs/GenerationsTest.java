@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.support.Concurrently;
 import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.GenerationSeams;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
@@ -183,6 +184,36 @@ class GenerationsTest extends DatabaseTest {
                 .as("the lease holds in a generation gone by")
                 .isTrue();
         assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(scheduled))).isOne();
+    }
+
+    /**
+     * The statements that settle a leased job name its partition (the slot its claim read): jobs
+     * of two generations in one heartbeat or one completion are each found in their own. Naming
+     * the first job's slot for all of them would complete one of the two.
+     */
+    @Test
+    void leasedJobsOfTwoGenerationsAreSettledEachInItsOwnPartition() {
+        queue.enqueue(dsl, NewJob.of("work", "first"));
+        Job first = queue.claim("work", 1, Duration.ofMinutes(5), "w").get(0);
+        fillCurrentPartition();
+        assertThat(generations.step().advanced()).isTrue();
+        queue.enqueueAll(
+                dsl, List.of(NewJob.of("work", "second"), NewJob.of("work", "third"), NewJob.of("work", "fourth")));
+        List<Job> later = queue.claim("work", 3, Duration.ofMinutes(5), "w");
+        assertThat(later).hasSize(3);
+        assertThat(slotOf(first.id())).isZero();
+        assertThat(later).allSatisfy(job -> assertThat(slotOf(job.id())).isOne());
+
+        List<Job> both = List.of(later.get(0), first);
+        assertThat(GenerationSeams.leases(dsl).extendAll(both, Duration.ofMinutes(10)))
+                .containsExactlyInAnyOrder(first.leaseId(), later.get(0).leaseId());
+        assertThat(queue.heartbeat(first, Duration.ofMinutes(10))).isTrue();
+        assertThat(queue.release(later.get(1))).isTrue();
+        assertThat(queue.fail(dsl, later.get(2), "boom").outcome()).isEqualTo(FailResult.Outcome.RETRY_SCHEDULED);
+        assertThat(queue.completeAll(dsl, both)).isEqualTo(2);
+        assertThat(dsl.fetch("SELECT kind, status FROM locksmith.jobs WHERE queue = 'work' ORDER BY id")
+                        .map(r -> r.get(0) + " " + r.get(1)))
+                .containsExactly("third pending", "fourth pending");
     }
 
     @Test
