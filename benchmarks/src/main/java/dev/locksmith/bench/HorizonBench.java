@@ -44,7 +44,8 @@ public final class HorizonBench {
             int poolRate,
             long generationMillis,
             boolean queues,
-            boolean pool) {
+            boolean pool,
+            boolean transactional) {
         /**
          * Validates: positive phase lengths, rates and generation, a batch of at most the rate,
          * at least one kind of load.
@@ -59,8 +60,8 @@ public final class HorizonBench {
                 throw new IllegalArgumentException(
                         "rate, batch (at most rate), pool accounts, pool rate and generation must be positive");
             }
-            if (!queues && !pool) {
-                throw new IllegalArgumentException("--loads takes queues, pool or both");
+            if (!queues && !pool && !transactional) {
+                throw new IllegalArgumentException("--loads takes queues, pool, transactional or several");
             }
         }
 
@@ -118,9 +119,16 @@ public final class HorizonBench {
             return t;
         });
         try (heldBy) {
+            if (options.transactional()) {
+                loads.add(new HorizonQueues.Library(ds, schema, options.rate(), options.batch(), phases, true));
+            }
             if (options.queues()) {
-                loads.add(new HorizonQueues.Library(ds, schema, options.rate(), options.batch(), phases));
+                loads.add(new HorizonQueues.Library(ds, schema, options.rate(), options.batch(), phases, false));
+            }
+            if (options.queues() || options.transactional()) {
                 loads.add(new HorizonQueues.Plain(ds, schema, options.rate(), options.batch(), phases));
+            }
+            if (options.queues()) {
                 loads.add(new HorizonRotating(
                         ds, schema, options.rate(), options.batch(), options.generationMillis(), phases));
             }

@@ -4,6 +4,7 @@ import dev.locksmith.Locksmith;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.TransactionalWorker;
 import dev.locksmith.jobs.Worker;
 import dev.locksmith.observe.LocksmithObserver;
 import dev.locksmith.observe.Observation;
@@ -20,10 +21,16 @@ import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
-/** The two queues of {@link HorizonBench}: locksmith's {@code JobWorker}, and a plain DELETE queue. */
+/**
+ * The queues of {@link HorizonBench}: locksmith's {@code JobWorker} (or, with
+ * {@code --loads transactional}, its {@code TransactionalWorker}), and a plain DELETE queue.
+ */
 final class HorizonQueues {
 
     static final String QUEUE = "horizon";
+    /** The transactional worker's queue, apart from the leased one's when both run. */
+    static final String TRANSACTIONAL_QUEUE = "horizon-tx";
+
     static final String PLAIN_TABLE = "horizon_plain_queue";
     /** Consumer threads of the plain queue: as many as a {@code JobWorker}'s default. */
     static final int PLAIN_THREADS = 4;
@@ -41,26 +48,32 @@ final class HorizonQueues {
         return n;
     }
 
-    /** A default {@code JobWorker}; the timed statement is its claim, as its observer sees it. */
+    /**
+     * A default {@code JobWorker}, or a default {@code TransactionalWorker} (whose transactions
+     * hold a lock on every partition of jobs while their handlers run, which each TRUNCATE of a
+     * drained generation must wait out); the timed statement is its claim, as its observer sees it.
+     */
     static final class Library extends HorizonLoad {
         private final DataSource ds;
         private final String schema;
         private final int rate;
         private final int batch;
+        private final boolean transactional;
         private final List<Thread> threads = new ArrayList<>();
         private @Nullable Worker worker;
 
-        Library(DataSource ds, String schema, int rate, int batch, int phases) {
+        Library(DataSource ds, String schema, int rate, int batch, int phases, boolean transactional) {
             super(phases);
             this.ds = ds;
             this.schema = schema;
             this.rate = rate;
             this.batch = batch;
+            this.transactional = transactional;
         }
 
         @Override
         String label() {
-            return "locksmith JobWorker, defaults";
+            return transactional ? "locksmith TransactionalWorker, defaults" : "locksmith JobWorker, defaults";
         }
 
         @Override
@@ -102,12 +115,17 @@ final class HorizonQueues {
             };
             JobQueue workerQueue = new JobQueue(
                     Locksmith.builder(ds).schema(schema).observer(timing).build());
-            worker = JobWorker.builder(workerQueue, QUEUE, (job, tx) -> done.incrementAndGet())
-                    .build()
-                    .start();
+            String queue = transactional ? TRANSACTIONAL_QUEUE : QUEUE;
+            worker = transactional
+                    ? TransactionalWorker.builder(workerQueue, queue, (claimed, tx) -> done.addAndGet(claimed.size()))
+                            .build()
+                            .start()
+                    : JobWorker.builder(workerQueue, queue, (job, tx) -> done.incrementAndGet())
+                            .build()
+                            .start();
             Locksmith producing = Locksmith.builder(ds).schema(schema).build();
             JobQueue producerQueue = new JobQueue(producing);
-            List<NewJob> jobs = Collections.nCopies(batch, NewJob.of(QUEUE, "noop"));
+            List<NewJob> jobs = Collections.nCopies(batch, NewJob.of(queue, "noop"));
             threads.add(paced("horizon-producer", Math.max(1, rate / batch), () -> {
                 producing.dsl().transaction(c -> producerQueue.enqueueAll(c.dsl(), jobs));
                 produced.addAndGet(batch);

@@ -84,7 +84,9 @@ final class HorizonCommand implements Callable<Integer> {
     @Option(
             names = "--loads",
             split = ",",
-            description = "queues, pool or both (default ${DEFAULT-VALUE})",
+            description = "queues (a default JobWorker, a plain DELETE queue, rotating tables), pool, and "
+                    + "transactional (a default TransactionalWorker, with the plain queue): one or more, in one run "
+                    + "(default ${DEFAULT-VALUE})",
             defaultValue = "queues,pool")
     private List<String> loads;
 
@@ -105,9 +107,10 @@ final class HorizonCommand implements Callable<Integer> {
                     poolRate,
                     generation,
                     loads.contains("queues"),
-                    loads.contains("pool"));
-            if (!List.of("queues", "pool").containsAll(loads)) {
-                throw new IllegalArgumentException("--loads takes queues and pool");
+                    loads.contains("pool"),
+                    loads.contains("transactional"));
+            if (!List.of("queues", "pool", "transactional").containsAll(loads)) {
+                throw new IllegalArgumentException("--loads takes queues, pool and transactional");
             }
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

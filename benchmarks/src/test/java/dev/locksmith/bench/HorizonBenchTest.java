@@ -31,15 +31,16 @@ class HorizonBenchTest {
     @Test
     void refusesPhasesRatesAndLoadsThatCannotRun() {
         Duration s = Duration.ofSeconds(1);
-        assertThat(new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, true, true).hold())
+        assertThat(new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, true, true, false).hold())
                 .isEqualTo(s);
-        assertThatThrownBy(() -> new HorizonBench.Options(s, Duration.ZERO, s, 1000, 10, 1000, 200, 1000, true, true))
+        assertThatThrownBy(() ->
+                        new HorizonBench.Options(s, Duration.ZERO, s, 1000, 10, 1000, 200, 1000, true, true, false))
                 .hasMessageContaining("phase lengths");
-        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 5, 10, 1000, 200, 1000, true, true))
+        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 5, 10, 1000, 200, 1000, true, true, false))
                 .hasMessageContaining("batch");
-        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 0, true, true))
+        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 0, true, true, false))
                 .hasMessageContaining("generation");
-        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, false, false))
+        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, false, false, false))
                 .hasMessageContaining("--loads");
     }
 }
