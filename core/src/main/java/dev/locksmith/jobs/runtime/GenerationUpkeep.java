@@ -54,14 +54,15 @@ final class GenerationUpkeep implements Runnable {
                 checked = true;
             }
             Generations.Step step = generations.step();
-            if (step.truncated() > 0 || step.moved() > 0 || step.advanced()) {
+            if (step.truncated() > 0 || step.moved() > 0 || step.advanced() || step.analyzed()) {
                 log.debug(
                         "jobs table generations (worker of queue {}): {} partitions emptied, {} jobs moved, "
-                                + "generation {}{}",
+                                + "generation {}{}{}",
                         queueName,
                         step.truncated(),
                         step.moved(),
                         step.generation(),
+                        step.analyzed() ? " (its partition analyzed)" : "",
                         step.advanced() ? " (moved on)" : "");
             }
             failures.succeeded();

@@ -166,6 +166,69 @@ class GenerationsTest extends DatabaseTest {
         assertThat(generation()).isZero();
     }
 
+    /** The shape of the leased claim (JobStatements): an UPDATE of the ids a locking read picked. */
+    private static final String CLAIM = "UPDATE locksmith.jobs SET status = 'running', locked_by = 'w', "
+            + "locked_until = now() + interval '1 minute', lease_id = gen_random_uuid() "
+            + "WHERE id = ANY(ARRAY(SELECT id FROM locksmith.jobs WHERE queue = $1 AND status = 'pending' "
+            + "AND run_at <= statement_timestamp() ORDER BY priority, run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED))";
+
+    /** The generic plan of the statement prepared as {@code claim} on {@code c}, as EXPLAIN shows it. */
+    private static String genericPlan(Connection c) throws SQLException {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+            s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+            StringBuilder plan = new StringBuilder();
+            try (java.sql.ResultSet r = s.executeQuery("EXPLAIN EXECUTE claim('work')")) {
+                while (r.next()) {
+                    plan.append(r.getString(1)).append('\n');
+                }
+            }
+            return plan.toString();
+        } finally {
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * A partition is empty when its generation begins, and a generic plan made then reads it with
+     * a sequential scan where the claim's UPDATE looks the claimed ids up, and keeps doing so as
+     * the partition fills. Once it holds jobs, a step analyzes it (once per generation), and the
+     * plan is made again with index lookups. The partition's autovacuum is off meanwhile, so that
+     * only the step analyzes it.
+     */
+    @Test
+    void theCurrentPartitionIsAnalyzedOnceItHoldsJobsSoPlansMadeWhileItWasEmptyAreMadeAgain() throws SQLException {
+        // nothing holds the horizon: the generation stays where it is (it moves at 256 kB while held)
+        horizonHolder.rollback();
+        Generations unheld = GenerationSeams.on(dsl);
+        dsl.execute("ALTER TABLE locksmith.jobs_slot0 SET (autovacuum_enabled = false)");
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("PREPARE claim(text) AS " + CLAIM);
+            try {
+                assertThat(genericPlan(c)).contains("Seq Scan on jobs_slot0");
+                queue.enqueueAll(
+                        dsl,
+                        Collections.nCopies(
+                                5_000,
+                                NewJob.builder("work", "x").payload(PAYLOAD).build()));
+                assertThat(genericPlan(c))
+                        .as("the plan made while the partition was empty is kept as it fills")
+                        .contains("Seq Scan on jobs_slot0");
+                Generations.Step step = unheld.step();
+                assertThat(step.analyzed()).isTrue();
+                assertThat(step.advanced()).isFalse();
+                assertThat(genericPlan(c)).doesNotContain("Seq Scan on jobs_slot0");
+                assertThat(unheld.step().analyzed()).as("once per generation").isFalse();
+            } finally {
+                s.execute("DEALLOCATE claim");
+            }
+        } finally {
+            dsl.execute("ALTER TABLE locksmith.jobs_slot0 RESET (autovacuum_enabled)");
+        }
+    }
+
     @Test
     void aPartitionHoldingARunningOrScheduledJobIsKept() {
         long scheduled = queue.enqueue(
