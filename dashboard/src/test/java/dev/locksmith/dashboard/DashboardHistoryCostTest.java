@@ -2,7 +2,9 @@ package dev.locksmith.dashboard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.time.LocalDate;
+import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -63,15 +65,29 @@ class DashboardHistoryCostTest {
         someHistoryId = 1_500;
     }
 
-    /** {@code n} rows from id {@code first} on, finished over the last ten days but not the last hour. */
+    /**
+     * {@code n} rows from id {@code first} on, finished over the last ten days but not the last
+     * hour: from 01:00 of the oldest day's partition to two hours ago, whatever the time of day.
+     * (Spread over a fixed span back from now instead, the oldest partition held a sliver of rows
+     * late in the day, small enough for PostgreSQL to scan it whole for a job's id, which the test
+     * then counted: 226 rows at 22:30 UTC.)
+     */
     private void addOlderRows(long first, int n) {
+        OffsetDateTime oldest = LocalDate.now(ZoneOffset.UTC)
+                .minusDays(DAYS - 1)
+                .atStartOfDay()
+                .atOffset(ZoneOffset.UTC)
+                .plusHours(1);
+        long minutes = Duration.between(
+                        oldest, OffsetDateTime.now(ZoneOffset.UTC).minusHours(2))
+                .toMinutes();
         db.dsl.execute(
                 "INSERT INTO locksmith.job_history (id, queue, kind, run_at, status, finished_at) "
                         + "SELECT i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END, 'k', now(), "
                         + "CASE WHEN i % 100 = 0 THEN 'cancelled' WHEN i % 10 = 0 THEN 'failed' ELSE 'done' END, "
                         + "now() - interval '2 hours' - (i % ?) * interval '1 minute' "
                         + "FROM generate_series(?::bigint, ?::bigint) i",
-                (DAYS - 1) * 24 * 60 - 200, first, first + n - 1);
+                minutes, first, first + n - 1);
         db.dsl.execute("ANALYZE locksmith.job_history");
     }
 
