@@ -87,10 +87,12 @@ public final class Generations {
 
     /**
      * The current partition is analyzed ({@link #analyzeCurrent}) from this size on, if the catalog
-     * still counts it empty: 8 pages, a few dozen jobs, so that plans stop treating it as empty
-     * long before it holds enough for that to cost much.
+     * still counts it empty. Above {@link #FULL_BYTES}, so that the quarter-megabyte generations of
+     * a held horizon, which turn about every second, are not analyzed: each ANALYZE makes every
+     * session plan its statements on jobs again, which there would cost more than scanning a
+     * partition that small. A generation that grows to 64 MB is analyzed at 1 MB.
      */
-    static final long ANALYZE_BYTES = 64L << 10;
+    static final long ANALYZE_BYTES = 1L << 20;
 
     /** The most pending jobs moved out of the oldest generation at a time. */
     static final int MOVE_BATCH = 1_000;
