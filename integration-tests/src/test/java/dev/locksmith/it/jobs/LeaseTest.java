@@ -22,6 +22,7 @@ import java.time.OffsetDateTime;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -142,10 +143,16 @@ class LeaseTest extends DatabaseTest {
         AtomicInteger runs = new AtomicInteger();
         CountDownLatch secondStarted = new CountDownLatch(1);
         CountDownLatch completed = new CountDownLatch(1);
+        AtomicReference<Throwable> lapseFailed = new AtomicReference<>();
         JobHandler handler = (job, tx) -> {
             int run = runs.incrementAndGet();
             if (run == 1) {
-                lapse.run();
+                try {
+                    lapse.run();
+                } catch (RuntimeException | AssertionError e) {
+                    lapseFailed.set(e); // reported by the test, not only to the worker
+                    throw e;
+                }
                 assertThat(secondStarted.await(30, TimeUnit.SECONDS)).isTrue();
                 return; // the stale run ends while the second one runs
             }
@@ -179,7 +186,9 @@ class LeaseTest extends DatabaseTest {
                 .listen(false)
                 .build()
                 .start()) {
-            assertThat(completed.await(30, TimeUnit.SECONDS)).as("completed").isTrue();
+            boolean done = completed.await(30, TimeUnit.SECONDS);
+            assertThat(lapseFailed.get()).as("what made the lease lapse failed").isNull();
+            assertThat(done).as("completed").isTrue();
         }
         assertThat(runs).as("runs of the handler").hasValue(2);
         assertThat(queue.find(dsl, id)).as("completed jobs are deleted").isEmpty();
@@ -201,13 +210,16 @@ class LeaseTest extends DatabaseTest {
                 HikariDataSource proxied = proxy.pool(database, 8, 500)) {
             aLapsedLeaseDoesNotMakeTheJobLoop(proxied, () -> {
                 proxy.down(); // heartbeats fail, the lease expires
-                awaitTrue(
-                        "the lease expired",
-                        "SELECT coalesce(bool_and(locked_until < clock_timestamp()), false) "
-                                + "FROM locksmith.jobs WHERE queue = 'lapse' AND status = 'running'");
-                // another worker, which still reaches the database, rescues the expired lease
-                assertThat(queue.rescueExpired()).isEqualTo(1);
-                proxy.up(); // this worker claims the job again
+                try {
+                    awaitTrue(
+                            "the lease expired",
+                            "SELECT coalesce(bool_and(locked_until < clock_timestamp()), false) "
+                                    + "FROM locksmith.jobs WHERE queue = 'lapse' AND status = 'running'");
+                    // another worker, which still reaches the database, rescues the expired lease
+                    assertThat(queue.rescueExpired()).isEqualTo(1);
+                } finally {
+                    proxy.up(); // this worker claims the job again
+                }
             });
         }
     }

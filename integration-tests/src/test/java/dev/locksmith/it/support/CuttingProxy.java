@@ -95,19 +95,22 @@ public final class CuttingProxy implements AutoCloseable {
         return cuts;
     }
 
-    /** Drops every open connection and refuses new ones until {@link #up()}. */
-    public void down() {
+    /**
+     * Drops every open connection and refuses new ones until {@link #up()}. A connection being
+     * accepted meanwhile is refused too: it is registered, or refused, under the same lock.
+     */
+    public synchronized void down() {
         down = true;
         links.forEach(Link::close);
     }
 
     /** Refuses new connections, keeping the open ones, until {@link #up()}. */
-    public void refuseNew() {
+    public synchronized void refuseNew() {
         down = true;
     }
 
     /** Accepts connections again. */
-    public void up() {
+    public synchronized void up() {
         down = false;
     }
 
@@ -127,7 +130,15 @@ public final class CuttingProxy implements AutoCloseable {
                 }
                 Socket server = new Socket(targetHost, targetPort);
                 Link link = new Link(client, server);
-                links.add(link);
+                synchronized (this) {
+                    // down() may have run while the server connection was made: that outage
+                    // must not let this one through (a heartbeat on it would keep a lease alive)
+                    if (down) {
+                        link.close();
+                        continue;
+                    }
+                    links.add(link);
+                }
                 link.start();
             } catch (IOException e) {
                 // closed, or the server refused: the client sees its connection fail
