@@ -22,8 +22,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -176,22 +174,11 @@ class GenerationsTest extends DatabaseTest {
 
     /** The generic plan of the statement prepared as {@code claim} on {@code c}, as EXPLAIN shows it. */
     private static String genericPlan(Connection c) throws SQLException {
-        return plan(c, "force_generic_plan", "work");
-    }
-
-    /**
-     * The plan of the statement prepared as {@code claim} on {@code c} for {@code queue}, as
-     * EXPLAIN shows it, under {@code planCacheMode} ({@code force_custom_plan}: planned for the
-     * value, as PgJDBC's first five executions on a connection, and every one behind PgBouncer).
-     */
-    private static String plan(Connection c, String planCacheMode, String queue) throws SQLException {
         c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
-            s.execute("SET LOCAL plan_cache_mode = " + planCacheMode);
+            s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
             StringBuilder plan = new StringBuilder();
-            // EXPLAIN EXECUTE takes no bind parameters: the queue as a literal jOOQ quotes
-            String literal = DSL.using(SQLDialect.POSTGRES).render(DSL.inline(queue));
-            try (java.sql.ResultSet r = s.executeQuery("EXPLAIN EXECUTE claim(" + literal + ")")) {
+            try (java.sql.ResultSet r = s.executeQuery("EXPLAIN EXECUTE claim('work')")) {
                 while (r.next()) {
                     plan.append(r.getString(1)).append('\n');
                 }
@@ -240,59 +227,6 @@ class GenerationsTest extends DatabaseTest {
         } finally {
             dsl.execute("ALTER TABLE locksmith.jobs_slot0 RESET (autovacuum_enabled)");
         }
-    }
-
-    /**
-     * A burst of a queue that was rare when jobs was last analyzed, planned for its value: the
-     * claim reads the partitions in claim order and stops after the jobs it takes (Merge Append),
-     * rather than reading every job of the queue into a Sort. With statistics of {@code
-     * jobs.queue}, which queue-017 turned off, the planner expects about one row of such a queue,
-     * and sorts them all: shown first, on a queue it has not seen.
-     */
-    @Test
-    void aBurstOfAQueueRareAtTheLastAnalyzeIsClaimedInIndexOrderNotSorted() throws SQLException {
-        horizonHolder.rollback(); // the generation stays where it is
-        try (Connection c = pool.getConnection();
-                Statement s = c.createStatement()) {
-            s.execute("PREPARE claim(text) AS " + CLAIM);
-            try {
-                dsl.execute("ALTER TABLE locksmith.jobs ALTER COLUMN queue SET STATISTICS -1");
-                enqueue("common", 1_000);
-                dsl.execute("ANALYZE locksmith.jobs");
-                enqueue("rare", 5_000);
-                // PostgreSQL 13's costs keep this one in order; from 14 on it sorts
-                if (Integer.parseInt(String.valueOf(dsl.fetchValue("SHOW server_version_num"))) >= 140_000) {
-                    assertThat(plan(c, "force_custom_plan", "rare"))
-                            .as("with statistics of queue: the naive variant")
-                            .contains("->  Sort ");
-                }
-
-                dsl.execute("ALTER TABLE locksmith.jobs ALTER COLUMN queue SET STATISTICS 0");
-                clearQueueStatistics(); // what queue-017 does where it may
-                dsl.execute("ANALYZE locksmith.jobs");
-                enqueue("rarer", 5_000);
-                assertThat(plan(c, "force_custom_plan", "rarer"))
-                        .as("as migrated")
-                        .contains("Merge Append")
-                        .doesNotContain("->  Sort ");
-            } finally {
-                s.execute("DEALLOCATE claim");
-                dsl.execute("ALTER TABLE locksmith.jobs ALTER COLUMN queue SET STATISTICS 0");
-                clearQueueStatistics();
-            }
-        }
-    }
-
-    private void enqueue(String queueName, int jobs) {
-        queue.enqueueAll(dsl, Collections.nCopies(jobs, NewJob.of(queueName, "x")));
-    }
-
-    /** Removes the statistics of jobs.queue, as queue-017 does as a superuser. */
-    private void clearQueueStatistics() {
-        dsl.execute("DELETE FROM pg_catalog.pg_statistic s USING pg_catalog.pg_attribute a "
-                + "WHERE s.starelid = a.attrelid AND s.staattnum = a.attnum AND a.attname = 'queue' "
-                + "AND (a.attrelid = 'locksmith.jobs'::regclass OR a.attrelid IN "
-                + "(SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = 'locksmith.jobs'::regclass))");
     }
 
     @Test
