@@ -8,6 +8,8 @@ import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -103,5 +105,55 @@ class GenericPlanTest extends DatabaseTest {
                     .contains("Index Scan using jobs_slot0_claimable_idx on jobs_slot0")
                     .doesNotContain("Seq Scan on jobs_slot0");
         }
+    }
+
+    /**
+     * A queue that the last ANALYZE did not see, grown since to 50,000 jobs. Planned with its name
+     * in view (a custom plan: PgJDBC's first executions of a statement on a connection, and every
+     * one behind a transaction pooler with {@code prepareThreshold=0}), a claim that compares the
+     * queue with a bare parameter expects a row or two of it, reads all 50,000 and sorts them
+     * (PostgreSQL 14 on; 13's costs keep the merge). The library's claim compares it with a value
+     * the planner does not see, and merges the partitions' claim indexes in claim order whatever
+     * the statistics say.
+     */
+    @Test
+    void aQueueGrownSinceTheLastAnalyzeIsClaimedInIndexOrderNotSortedWhole() throws SQLException {
+        dsl.execute("INSERT INTO locksmith.jobs (queue, kind) SELECT 'common', 'k' FROM generate_series(1, 1000)");
+        dsl.execute("ANALYZE locksmith.jobs");
+        dsl.execute("INSERT INTO locksmith.jobs (queue, kind) SELECT 'burst', 'k' FROM generate_series(1, 50000)");
+        JobQueue queue = new JobQueue(dsl);
+        try (var one = TestPostgres.pool(database, 1);
+                Connection c = one.getConnection()) {
+            c.setAutoCommit(false);
+            DSLContext tx = DSL.using(c, SQLDialect.POSTGRES);
+            // PgJDBC server-prepares a statement from its fifth execution on a connection
+            for (int i = 0; i < 6; i++) {
+                assertThat(queue.claimInTransaction(tx, "burst", 10)).hasSize(10);
+                c.rollback();
+            }
+            String name = tx.fetchOne("SELECT name FROM pg_prepared_statements "
+                            + "WHERE statement LIKE 'delete from %jobs%' AND from_sql = false")
+                    .get(0, String.class);
+            tx.execute("SET LOCAL plan_cache_mode = force_custom_plan");
+            String claim = plan(tx, "EXECUTE " + tx.render(DSL.name(name)) + "('burst')");
+            tx.execute("PREPARE naive_claim(text) AS SELECT id FROM locksmith.jobs WHERE queue = $1 "
+                    + "AND status = 'pending' AND run_at <= statement_timestamp() "
+                    + "ORDER BY priority, run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED");
+            String naive = plan(tx, "EXECUTE naive_claim('burst')");
+            int version = tx.fetchOne("SHOW server_version_num").get(0, Integer.class);
+            c.rollback();
+            System.out.println("custom plan of the claim:\n" + claim + "\nwith the bare parameter:\n" + naive);
+            assertThat(claim).contains("Merge Append");
+            if (version >= 140000) {
+                assertThat(naive)
+                        .as("the hazard this data sets up")
+                        .contains("Sort")
+                        .doesNotContain("Merge Append");
+            }
+        }
+    }
+
+    private static String plan(DSLContext tx, String statement) {
+        return String.join("\n", tx.fetch("EXPLAIN " + statement).getValues(0, String.class));
     }
 }
