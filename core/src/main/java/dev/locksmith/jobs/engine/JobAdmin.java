@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.jooq.CommonTableExpression;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Record;
 import org.jooq.SelectField;
@@ -22,6 +23,9 @@ import org.jooq.impl.DSL;
  * cancelled job back, delete a finished one. <b>Internal: not API.</b>
  */
 public final class JobAdmin {
+
+    /** How many times {@link #cancel} looks for a job that moved while it waited for the job's row. */
+    private static final int MOVED_LOOKS = 3;
 
     private final QueueContext context;
     private final WakeUps wakeUps;
@@ -38,10 +42,24 @@ public final class JobAdmin {
      */
     public boolean cancel(DSLContext tx, long id) {
         DSLContext ctx = context.on(tx);
-        return Errors.translating(() -> History.move(
-                                ctx, JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.LIVE)), History.finishing(Sql.CANCELLED))
-                        .execute())
-                == 1;
+        Condition live = JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.LIVE));
+        // A pending job the generations move while this statement waits for its row (a DELETE and
+        // an INSERT with the same id, into the current partition: Generations.moveStragglers) is
+        // gone from the statement's view, and its new row not yet in it; a new statement, with a
+        // new snapshot in READ COMMITTED, finds it. (In REPEATABLE READ the wait ends in a
+        // serialization failure instead, for the caller to retry.) A job is moved at most once
+        // per turn of the generations, so a few looks are enough.
+        for (int look = 0; look < MOVED_LOOKS; look++) {
+            if (Errors.translating(() -> History.move(ctx, live, History.finishing(Sql.CANCELLED))
+                            .execute())
+                    == 1) {
+                return true;
+            }
+            if (!Errors.translating(() -> ctx.fetchExists(JOBS, live))) {
+                return false;
+            }
+        }
+        return false;
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.GenerationSeams;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.engine.Generations;
 import java.sql.Connection;
@@ -16,12 +17,21 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -247,6 +257,67 @@ class GenerationsTest extends DatabaseTest {
                 .as("the lease holds in a generation gone by")
                 .isTrue();
         assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(scheduled))).isOne();
+    }
+
+    /**
+     * A cancel that waits for a pending job's row while the generations move the job (a DELETE and
+     * an INSERT with the same id, into the current partition, as the oldest generation's last
+     * jobs move) finds it where it went and cancels it. A single statement would find its row
+     * deleted and the new one outside its snapshot, and report the job already finished while it
+     * stays pending (checked: the test fails on the cancel of one statement).
+     */
+    @Test
+    void aCancelWaitingWhileItsJobMovesCancelsItWhereItWent() throws Exception {
+        long id = queue.enqueue(dsl, NewJob.of("work", "moving"));
+        assertThat(slotOf(id)).isZero();
+        List<Field<?>> columns = new ArrayList<>(Arrays.asList(JOBS.fields()));
+        columns.remove(JOBS.SLOT);
+        List<Field<?>> selected = new ArrayList<>();
+        for (Field<?> column : columns) {
+            selected.add(DSL.field(DSL.name("moved", column.getName()), column.getDataType()));
+        }
+        selected.add(DSL.val((short) 1, JOBS.SLOT));
+        List<Field<?>> inserted = new ArrayList<>(columns);
+        inserted.add(JOBS.SLOT);
+        ExecutorService canceller = Executors.newSingleThreadExecutor();
+        try (Connection mover = pool.getConnection()) {
+            mover.setAutoCommit(false);
+            DSLContext moving = DSL.using(mover, SQLDialect.POSTGRES);
+            // the move, as Generations does it, left open
+            var moved = DSL.name("moved")
+                    .as(DSL.deleteFrom(JOBS).where(JOBS.ID.eq(id)).returningResult(columns));
+            assertThat(moving.with(moved)
+                            .insertInto(JOBS)
+                            .columns(inserted)
+                            .select(DSL.select(selected).from(moved))
+                            .execute())
+                    .isOne();
+            Future<Boolean> cancelled = canceller.submit(() -> dsl.transactionResult(c -> queue.cancel(c.dsl(), id)));
+            awaitLockWaiter();
+            mover.commit();
+            assertThat(cancelled.get(30, TimeUnit.SECONDS))
+                    .as("cancelled where it went")
+                    .isTrue();
+        } finally {
+            canceller.shutdownNow();
+        }
+        assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(id))).as("no longer live").isZero();
+        assertThat(queue.find(dsl, id))
+                .hasValueSatisfying(job -> assertThat(job.status()).isEqualTo(JobStatus.CANCELLED));
+    }
+
+    /** Waits (up to 30 s) until a backend of this database waits for a lock. */
+    private void awaitLockWaiter() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (dsl.fetchSingle("SELECT count(*) FROM pg_stat_activity "
+                                + "WHERE datname = current_database() AND wait_event_type = 'Lock'")
+                        .get(0, Long.class)
+                == 0) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("a lock waiter within 30 s")
+                    .isNegative();
+            dsl.execute("SELECT pg_sleep(0.01)");
+        }
     }
 
     /**
