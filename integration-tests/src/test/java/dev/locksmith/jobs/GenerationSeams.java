@@ -1,9 +1,11 @@
 package dev.locksmith.jobs;
 
 import dev.locksmith.internal.Observing;
+import dev.locksmith.jobs.engine.Claims;
 import dev.locksmith.jobs.engine.Generations;
 import dev.locksmith.jobs.engine.Leases;
 import dev.locksmith.jobs.engine.QueueEngine;
+import dev.locksmith.jobs.engine.TwoPhaseSteps;
 import org.jooq.DSLContext;
 
 /**
@@ -28,6 +30,16 @@ public final class GenerationSeams {
     /** {@return the partition of jobs {@code job} was read from, which the statements settling it name} */
     public static short slot(Job job) {
         return job.row().slot();
+    }
+
+    /** {@return the engine's claims, among them the two-phase claim that holds a job} */
+    public static Claims claims(DSLContext dsl) {
+        return engine(dsl).claims;
+    }
+
+    /** {@return the steps of a two-phase job after its claim} */
+    public static TwoPhaseSteps twoPhase(DSLContext dsl) {
+        return engine(dsl).twoPhase;
     }
 
     private static QueueEngine engine(DSLContext dsl) {

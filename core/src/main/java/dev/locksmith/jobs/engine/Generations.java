@@ -11,6 +11,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Name;
@@ -93,6 +96,9 @@ public final class Generations {
      * partition that small. A generation that grows to 64 MB is analyzed at 1 MB.
      */
     static final long ANALYZE_BYTES = 1L << 20;
+
+    /** How many times {@link #lookingAgain} runs a statement on a job that may have moved. */
+    static final int MOVED_LOOKS = 3;
 
     /** The most pending jobs moved out of the oldest generation at a time. */
     static final int MOVE_BATCH = 1_000;
@@ -403,6 +409,30 @@ public final class Generations {
                 .columns(inserted)
                 .select(DSL.select(selected).from(moved))
                 .execute();
+    }
+
+    /**
+     * Runs {@code statement} on a live job again, as a new statement, while it did not find the
+     * job and {@code live} still matches a row. The pending jobs {@link #moveStragglers} moves
+     * leave their partition by a DELETE and come back, ids kept, by an INSERT into the current
+     * one: a statement that waited for such a job's row meanwhile finds it deleted and the new one
+     * outside its snapshot, and would take the job for finished or taken. A new statement (READ
+     * COMMITTED: a new snapshot) sees the new row; under REPEATABLE READ the wait ends in a
+     * serialization failure instead, for the caller to retry. A job moves at most once per turn
+     * of the generations, so a few looks are enough.
+     *
+     * @param ctx the statement's context
+     * @param live the job, as the statement expects to find it
+     * @param statement the statement, run up to {@link #MOVED_LOOKS} times
+     * @param found whether its result found the job
+     * @return the last result
+     */
+    static <T> T lookingAgain(DSLContext ctx, Condition live, Supplier<T> statement, Predicate<T> found) {
+        T result = statement.get();
+        for (int look = 1; look < MOVED_LOOKS && !found.test(result) && ctx.fetchExists(JOBS, live); look++) {
+            result = statement.get();
+        }
+        return result;
     }
 
     private static Name partition(String schema, int slot) {

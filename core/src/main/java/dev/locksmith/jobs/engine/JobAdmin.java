@@ -24,9 +24,6 @@ import org.jooq.impl.DSL;
  */
 public final class JobAdmin {
 
-    /** How many times {@link #cancel} looks for a job that moved while it waited for the job's row. */
-    private static final int MOVED_LOOKS = 3;
-
     private final QueueContext context;
     private final WakeUps wakeUps;
 
@@ -43,23 +40,14 @@ public final class JobAdmin {
     public boolean cancel(DSLContext tx, long id) {
         DSLContext ctx = context.on(tx);
         Condition live = JOBS.ID.eq(id).and(JOBS.STATUS.in(Sql.LIVE));
-        // A pending job the generations move while this statement waits for its row (a DELETE and
-        // an INSERT with the same id, into the current partition: Generations.moveStragglers) is
-        // gone from the statement's view, and its new row not yet in it; a new statement, with a
-        // new snapshot in READ COMMITTED, finds it. (In REPEATABLE READ the wait ends in a
-        // serialization failure instead, for the caller to retry.) A job is moved at most once
-        // per turn of the generations, so a few looks are enough.
-        for (int look = 0; look < MOVED_LOOKS; look++) {
-            if (Errors.translating(() -> History.move(ctx, live, History.finishing(Sql.CANCELLED))
-                            .execute())
-                    == 1) {
-                return true;
-            }
-            if (!Errors.translating(() -> ctx.fetchExists(JOBS, live))) {
-                return false;
-            }
-        }
-        return false;
+        // looking again: a pending job may move to the current generation while this waits for it
+        return Errors.translating(() -> Generations.lookingAgain(
+                        ctx,
+                        live,
+                        () -> History.move(ctx, live, History.finishing(Sql.CANCELLED))
+                                .execute(),
+                        cancelled -> cancelled == 1))
+                == 1;
     }
 
     /**

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Record1;
 import org.jooq.Select;
@@ -55,15 +56,19 @@ public final class TwoPhaseSteps {
         try {
             return LOCK_WAIT.run(
                             ctx,
-                            () -> context.config.keepCompleted()
-                                    ? History.move(
-                                                    ctx,
-                                                    JOBS.ID.in(heldAsClaimed(ctx, job)),
-                                                    History.finishing(Sql.DONE))
-                                            .execute()
-                                    : ctx.deleteFrom(JOBS)
-                                            .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
-                                            .execute())
+                            () -> Generations.lookingAgain(
+                                    ctx,
+                                    asClaimed(job),
+                                    () -> context.config.keepCompleted()
+                                            ? History.move(
+                                                            ctx,
+                                                            JOBS.ID.in(heldAsClaimed(ctx, job)),
+                                                            History.finishing(Sql.DONE))
+                                                    .execute()
+                                            : ctx.deleteFrom(JOBS)
+                                                    .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
+                                                    .execute(),
+                                    taken -> taken == 1))
                     == 1;
         } catch (LockNotAvailableException stillHeld) {
             return false;
@@ -104,30 +109,36 @@ public final class TwoPhaseSteps {
                 job,
                 () -> onHeldJob(
                                 ctx,
-                                c -> {
-                                    if (effective == JobControl.Action.FAIL || effective == JobControl.Action.CANCEL) {
-                                        // finished for good: the row moves to job_history
-                                        int moved = History.move(
-                                                        c,
-                                                        JOBS.ID.in(heldAsClaimed(c, job)),
-                                                        History.finishing(
-                                                                Settlement.finalStatus(effective), DSL.val(message)))
-                                                .execute();
-                                        return moved == 0
-                                                ? Optional.<FailResult>empty()
-                                                : Optional.of(Settlement.result(effective, job.runAt()));
-                                    }
-                                    var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
-                                    var set = effective == JobControl.Action.SNOOZE
-                                            ? update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
-                                                    .set(JOBS.RUN_AT, Sql.after(delay))
-                                            : update.set(JOBS.RUN_AT, Sql.after(delay))
-                                                    .set(JOBS.LAST_ERROR, message);
-                                    return set.where(JOBS.ID.in(heldAsClaimed(c, job)))
-                                            .returning(JOBS.RUN_AT)
-                                            .fetchOptional()
-                                            .map(row -> Settlement.result(effective, row.getRunAt()));
-                                },
+                                c -> Generations.lookingAgain(
+                                        c,
+                                        asClaimed(job),
+                                        () -> {
+                                            if (effective == JobControl.Action.FAIL
+                                                    || effective == JobControl.Action.CANCEL) {
+                                                // finished for good: the row moves to job_history
+                                                int moved = History.move(
+                                                                c,
+                                                                JOBS.ID.in(heldAsClaimed(c, job)),
+                                                                History.finishing(
+                                                                        Settlement.finalStatus(effective),
+                                                                        DSL.val(message)))
+                                                        .execute();
+                                                return moved == 0
+                                                        ? Optional.<FailResult>empty()
+                                                        : Optional.of(Settlement.result(effective, job.runAt()));
+                                            }
+                                            var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
+                                            var set = effective == JobControl.Action.SNOOZE
+                                                    ? update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                                                            .set(JOBS.RUN_AT, Sql.after(delay))
+                                                    : update.set(JOBS.RUN_AT, Sql.after(delay))
+                                                            .set(JOBS.LAST_ERROR, message);
+                                            return set.where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                                    .returning(JOBS.RUN_AT)
+                                                    .fetchOptional()
+                                                    .map(row -> Settlement.result(effective, row.getRunAt()));
+                                        },
+                                        Optional::isPresent),
                                 Optional.<FailResult>empty())
                         .orElseGet(() -> new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty())),
                 false);
@@ -141,12 +152,16 @@ public final class TwoPhaseSteps {
         DSLContext ctx = context.on(autoCommit);
         onHeldJob(
                 ctx,
-                c -> c.update(JOBS)
-                        .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
-                        .set(JOBS.RUN_AT, Sql.after(delay))
-                        .set(JOBS.UPDATED_AT, Sql.statementTime())
-                        .where(JOBS.ID.in(heldAsClaimed(c, job)))
-                        .execute(),
+                c -> Generations.lookingAgain(
+                        c,
+                        asClaimed(job),
+                        () -> c.update(JOBS)
+                                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
+                                .set(JOBS.RUN_AT, Sql.after(delay))
+                                .set(JOBS.UPDATED_AT, Sql.statementTime())
+                                .where(JOBS.ID.in(heldAsClaimed(c, job)))
+                                .execute(),
+                        released -> released == 1),
                 0);
     }
 
@@ -163,16 +178,21 @@ public final class TwoPhaseSteps {
                 job,
                 () -> onHeldJob(
                                         ctx,
-                                        c -> History.move(
-                                                        c,
-                                                        JOBS.ID.in(heldAsClaimed(c, job)),
-                                                        Map.of(
-                                                                JOBS.STATUS, Sql.FAILED,
-                                                                JOBS.ATTEMPTS, DSL.val(job.maxAttempts()),
-                                                                JOBS.FINISHED_AT, DSL.currentOffsetDateTime(),
-                                                                JOBS.UPDATED_AT, Sql.statementTime(),
-                                                                JOBS.LAST_ERROR, DSL.val(Settlement.storable(error))))
-                                                .execute(),
+                                        c -> Generations.lookingAgain(
+                                                c,
+                                                asClaimed(job),
+                                                () -> History.move(
+                                                                c,
+                                                                JOBS.ID.in(heldAsClaimed(c, job)),
+                                                                Map.of(
+                                                                        JOBS.STATUS, Sql.FAILED,
+                                                                        JOBS.ATTEMPTS, DSL.val(job.maxAttempts()),
+                                                                        JOBS.FINISHED_AT, DSL.currentOffsetDateTime(),
+                                                                        JOBS.UPDATED_AT, Sql.statementTime(),
+                                                                        JOBS.LAST_ERROR,
+                                                                                DSL.val(Settlement.storable(error))))
+                                                        .execute(),
+                                                failed -> failed == 1),
                                         0)
                                 == 1
                         ? new FailResult(FailResult.Outcome.FAILED, Optional.empty())
@@ -202,13 +222,16 @@ public final class TwoPhaseSteps {
      * that for another claimer. The lock wait is bounded.
      */
     private static Select<Record1<Long>> heldAsClaimed(DSLContext ctx, Job job) {
-        return ctx.select(JOBS.ID)
-                .from(JOBS)
-                .where(JOBS.ID.eq(job.id()))
+        return ctx.select(JOBS.ID).from(JOBS).where(asClaimed(job)).forUpdate();
+    }
+
+    /** The job, while it is pending with the attempts and the fence its two-phase claim gave it. */
+    private static Condition asClaimed(Job job) {
+        return JOBS.ID
+                .eq(job.id())
                 .and(JOBS.SHARD.eq(job.shard()))
                 .and(JOBS.STATUS.eq(Sql.PENDING))
                 .and(JOBS.ATTEMPTS.eq(job.attempts()))
-                .and(JOBS.FENCE.eq(job.fence()))
-                .forUpdate();
+                .and(JOBS.FENCE.eq(job.fence()));
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.support.Concurrently;
 import dev.locksmith.it.support.DatabaseTest;
+import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.FailResult;
 import dev.locksmith.jobs.GenerationSeams;
 import dev.locksmith.jobs.Job;
@@ -21,6 +22,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -270,6 +272,39 @@ class GenerationsTest extends DatabaseTest {
     void aCancelWaitingWhileItsJobMovesCancelsItWhereItWent() throws Exception {
         long id = queue.enqueue(dsl, NewJob.of("work", "moving"));
         assertThat(slotOf(id)).isZero();
+        assertThat(whileItMoves(id, () -> queue.cancel(dsl, id)))
+                .as("cancelled where it went")
+                .isTrue();
+        assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(id))).as("no longer live").isZero();
+        assertThat(queue.find(dsl, id))
+                .hasValueSatisfying(job -> assertThat(job.status()).isEqualTo(JobStatus.CANCELLED));
+    }
+
+    /**
+     * A two-phase job held by its claim (pending, not due yet) is a job the generations may move
+     * too; a step of its worker that waits for the row meanwhile finds it where it went: here the
+     * attempt's failure, recorded after the move, schedules the retry with its error, where a
+     * single statement would report the job taken by another claimer (LEASE_LOST) and write
+     * nothing (checked: the test fails so).
+     */
+    @Test
+    void aTwoPhaseStepWaitingWhileItsHeldJobMovesFindsItWhereItWent() throws Exception {
+        long id = queue.enqueue(dsl, NewJob.of("work", "held"));
+        List<Job> held = GenerationSeams.claims(dsl).twoPhase(dsl, Claim.of("work", 1), Duration.ofMinutes(5));
+        assertThat(held).extracting(Job::id).containsExactly(id);
+        FailResult failed = whileItMoves(id, () -> GenerationSeams.twoPhase(dsl).fail(dsl, held.get(0), "boom"));
+        assertThat(failed.outcome()).isEqualTo(FailResult.Outcome.RETRY_SCHEDULED);
+        assertThat(dsl.fetchSingle("SELECT status, last_error, slot FROM locksmith.jobs WHERE id = ?", id)
+                        .intoArray())
+                .containsExactly("pending", "boom", (short) 1);
+    }
+
+    /**
+     * Runs {@code step} on another thread while job {@code id} moves to slot 1 as the generations
+     * move a pending job (a DELETE and an INSERT with the same id, the statement
+     * {@code Generations.moveStragglers} runs), held open until the step waits for the row.
+     */
+    private <T> T whileItMoves(long id, Callable<T> step) throws Exception {
         List<Field<?>> columns = new ArrayList<>(Arrays.asList(JOBS.fields()));
         columns.remove(JOBS.SLOT);
         List<Field<?>> selected = new ArrayList<>();
@@ -279,11 +314,10 @@ class GenerationsTest extends DatabaseTest {
         selected.add(DSL.val((short) 1, JOBS.SLOT));
         List<Field<?>> inserted = new ArrayList<>(columns);
         inserted.add(JOBS.SLOT);
-        ExecutorService canceller = Executors.newSingleThreadExecutor();
+        ExecutorService other = Executors.newSingleThreadExecutor();
         try (Connection mover = pool.getConnection()) {
             mover.setAutoCommit(false);
             DSLContext moving = DSL.using(mover, SQLDialect.POSTGRES);
-            // the move, as Generations does it, left open
             var moved = DSL.name("moved")
                     .as(DSL.deleteFrom(JOBS).where(JOBS.ID.eq(id)).returningResult(columns));
             assertThat(moving.with(moved)
@@ -292,18 +326,13 @@ class GenerationsTest extends DatabaseTest {
                             .select(DSL.select(selected).from(moved))
                             .execute())
                     .isOne();
-            Future<Boolean> cancelled = canceller.submit(() -> dsl.transactionResult(c -> queue.cancel(c.dsl(), id)));
+            Future<T> result = other.submit(step);
             awaitLockWaiter();
             mover.commit();
-            assertThat(cancelled.get(30, TimeUnit.SECONDS))
-                    .as("cancelled where it went")
-                    .isTrue();
+            return result.get(30, TimeUnit.SECONDS);
         } finally {
-            canceller.shutdownNow();
+            other.shutdownNow();
         }
-        assertThat(dsl.fetchCount(JOBS, JOBS.ID.eq(id))).as("no longer live").isZero();
-        assertThat(queue.find(dsl, id))
-                .hasValueSatisfying(job -> assertThat(job.status()).isEqualTo(JobStatus.CANCELLED));
     }
 
     /** Waits (up to 30 s) until a backend of this database waits for a lock. */
