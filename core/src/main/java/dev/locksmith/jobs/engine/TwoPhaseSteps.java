@@ -112,36 +112,33 @@ public final class TwoPhaseSteps {
                                 c -> Generations.lookingAgain(
                                         c,
                                         asClaimed(job),
-                                        () -> {
-                                            if (effective == JobControl.Action.FAIL
-                                                    || effective == JobControl.Action.CANCEL) {
-                                                // finished for good: the row moves to job_history
-                                                int moved = History.move(
-                                                                c,
-                                                                JOBS.ID.in(heldAsClaimed(c, job)),
-                                                                History.finishing(
-                                                                        Settlement.finalStatus(effective),
-                                                                        DSL.val(message)))
-                                                        .execute();
-                                                return moved == 0
-                                                        ? Optional.<FailResult>empty()
-                                                        : Optional.of(Settlement.result(effective, job.runAt()));
-                                            }
-                                            var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
-                                            var set = effective == JobControl.Action.SNOOZE
-                                                    ? update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
-                                                            .set(JOBS.RUN_AT, Sql.after(delay))
-                                                    : update.set(JOBS.RUN_AT, Sql.after(delay))
-                                                            .set(JOBS.LAST_ERROR, message);
-                                            return set.where(JOBS.ID.in(heldAsClaimed(c, job)))
-                                                    .returning(JOBS.RUN_AT)
-                                                    .fetchOptional()
-                                                    .map(row -> Settlement.result(effective, row.getRunAt()));
-                                        },
+                                        () -> endOnce(c, job, effective, delay, message),
                                         Optional::isPresent),
                                 Optional.<FailResult>empty())
                         .orElseGet(() -> new FailResult(FailResult.Outcome.LEASE_LOST, Optional.empty())),
                 false);
+    }
+
+    /** One look of {@link #end}: the held job finished or rescheduled as {@code effective} says; empty if not found. */
+    private static Optional<FailResult> endOnce(
+            DSLContext c, Job job, JobControl.Action effective, Duration delay, String message) {
+        if (effective == JobControl.Action.FAIL || effective == JobControl.Action.CANCEL) {
+            // finished for good: the row moves to job_history
+            int moved = History.move(
+                            c,
+                            JOBS.ID.in(heldAsClaimed(c, job)),
+                            History.finishing(Settlement.finalStatus(effective), DSL.val(message)))
+                    .execute();
+            return moved == 0 ? Optional.empty() : Optional.of(Settlement.result(effective, job.runAt()));
+        }
+        var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
+        var set = effective == JobControl.Action.SNOOZE
+                ? update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1)).set(JOBS.RUN_AT, Sql.after(delay))
+                : update.set(JOBS.RUN_AT, Sql.after(delay)).set(JOBS.LAST_ERROR, message);
+        return set.where(JOBS.ID.in(heldAsClaimed(c, job)))
+                .returning(JOBS.RUN_AT)
+                .fetchOptional()
+                .map(row -> Settlement.result(effective, row.getRunAt()));
     }
 
     /**
