@@ -297,7 +297,7 @@ final class JobStatements {
      * partition, which with autovacuum off never comes). On one table the index alone gives the
      * order, so the estimate never mattered there.
      */
-    private static Field<String> valueUnseen(Param<String> value) {
+    static Field<String> valueUnseen(Field<String> value) {
         return DSL.field(DSL.select(value));
     }
 

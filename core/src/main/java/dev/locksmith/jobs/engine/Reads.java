@@ -166,6 +166,11 @@ public final class Reads {
             throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
         }
         Field<String> q = DSL.val(queue);
+        // The ORDER BY ... LIMIT 1 lookups compare the queue as the claim does (JobStatements.valueUnseen):
+        // a custom plan that saw a queue the last ANALYZE missed would read and sort all its pending
+        // jobs for each of them. The counts keep the value in view: expecting every row of a
+        // partition to be of the queue, a plan would scan the partition for a queue that is rare.
+        Field<String> ordered = context.shards(context.dsl) > 0 ? q : JobStatements.valueUnseen(q);
         Field<Integer> limit = DSL.val(cap);
         // Loose index scan over the priorities of the queue's pending jobs: for each, the oldest
         // due run_at is the first entry of (queue, priority, run_at) with run_at <= now().
@@ -175,12 +180,12 @@ public final class Reads {
                 .fields("priority")
                 .as(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
                                 .from(JOBS)
-                                .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                                .where(JOBS.QUEUE.eq(ordered).and(JOBS.STATUS.eq(Sql.PENDING)))
                                 .orderBy(JOBS.PRIORITY)
                                 .limit(1)))
                         .unionAll(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
                                         .from(JOBS)
-                                        .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                                        .where(JOBS.QUEUE.eq(ordered).and(JOBS.STATUS.eq(Sql.PENDING)))
                                         .and(JOBS.PRIORITY.gt(priority))
                                         .orderBy(JOBS.PRIORITY)
                                         .limit(1)))
@@ -188,7 +193,7 @@ public final class Reads {
                                 .where(priority.isNotNull())));
         Field<OffsetDateTime> oldestPerPriority = DSL.field(DSL.select(JOBS.RUN_AT)
                 .from(JOBS)
-                .where(JOBS.QUEUE.eq(q).and(JOBS.STATUS.eq(Sql.PENDING)))
+                .where(JOBS.QUEUE.eq(ordered).and(JOBS.STATUS.eq(Sql.PENDING)))
                 .and(JOBS.PRIORITY.eq(priority))
                 .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()))
                 .orderBy(JOBS.RUN_AT)

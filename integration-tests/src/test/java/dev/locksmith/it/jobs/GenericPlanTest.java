@@ -8,11 +8,14 @@ import dev.locksmith.it.support.TestPostgres;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.QueueDepth;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -150,6 +153,49 @@ class GenericPlanTest extends DatabaseTest {
                         .contains("Sort")
                         .doesNotContain("Merge Append");
             }
+        }
+    }
+
+    /**
+     * The same burst, measured by {@link JobQueue#depth}: its oldest due job is found with an
+     * {@code ORDER BY ... LIMIT 1} per priority, which a custom plan expecting a row or two of the
+     * queue answered by sorting all 50,000 jobs, once per priority, on every scrape. Its counts
+     * stop at the cap on the claim index, whatever the estimate.
+     */
+    @Test
+    void theDepthOfAQueueGrownSinceTheLastAnalyzeIsReadWithoutSortingIt() throws SQLException {
+        dsl.execute("INSERT INTO locksmith.jobs (queue, kind) SELECT 'common', 'k' FROM generate_series(1, 1000)");
+        dsl.execute("ANALYZE locksmith.jobs");
+        dsl.execute("INSERT INTO locksmith.jobs (queue, kind, run_at) "
+                + "SELECT 'burst', 'k', now() - interval '1 minute' FROM generate_series(1, 50000)");
+        try (var one = TestPostgres.pool(database, 1);
+                Connection c = one.getConnection()) {
+            DSLContext single = DSL.using(c, SQLDialect.POSTGRES);
+            JobQueue queue = new JobQueue(single);
+            // PgJDBC server-prepares a statement from its fifth execution on a connection
+            for (int i = 0; i < 6; i++) {
+                QueueDepth depth = queue.depth("burst", 100);
+                assertThat(depth.pending()).isEqualTo(100L);
+                assertThat(depth.oldestDuePendingAge())
+                        .hasValueSatisfying(age -> assertThat(age).isGreaterThanOrEqualTo(Duration.ofSeconds(59)));
+            }
+            c.setAutoCommit(false);
+            var prepared = single.fetchOne("SELECT name, parameter_types::text[] FROM pg_prepared_statements "
+                    + "WHERE statement LIKE '%priorities%' AND from_sql = false");
+            assertThat(prepared).as("the depth is a server-prepared statement").isNotNull();
+            String arguments = Arrays.stream(prepared.get(1, String[].class))
+                    .map(type -> type.contains("char") || type.equals("text") ? "'burst'" : "100")
+                    .collect(Collectors.joining(", "));
+            single.execute("SET LOCAL plan_cache_mode = force_custom_plan");
+            String depth = plan(
+                    single,
+                    "EXECUTE " + single.render(DSL.name(prepared.get(0, String.class))) + "(" + arguments + ")");
+            c.rollback();
+            System.out.println("custom plan of the depth:\n" + depth);
+            assertThat(depth)
+                    .as("no sort of the queue's jobs, no scan of the partition")
+                    .doesNotContainPattern("-> +Sort ")
+                    .doesNotContain("Seq Scan on jobs_slot0");
         }
     }
 
