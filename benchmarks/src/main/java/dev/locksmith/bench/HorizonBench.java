@@ -17,7 +17,8 @@ import org.jooq.impl.DSL;
  * {@code bench horizon}: the held-horizon scenario of issue 32. A producer at a fixed rate in
  * batches feeds a default {@code JobWorker} and, beside it, a plain {@code DELETE ... SKIP LOCKED}
  * queue on one table and the same on rotating tables ({@link HorizonRotating}); the channel-account pool acquires and releases at a fixed rate on its migrated layout
- * (and, when that has no index over its lease columns, on a copy with them). All run through three phases: a
+ * (and, when that has no index over its lease columns, on a copy with them), and, when asked, a
+ * prototype whose leases are rows in rotating tables ({@link HorizonPoolRotating}). All run through three phases: a
  * baseline, a hold (another session holds {@code BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1}
  * open, so VACUUM and page pruning can remove nothing newer) and an after phase.
  *
@@ -45,7 +46,8 @@ public final class HorizonBench {
             long generationMillis,
             boolean queues,
             boolean pool,
-            boolean transactional) {
+            boolean transactional,
+            boolean poolPrototype) {
         /**
          * Validates: positive phase lengths, rates and generation, a batch of at most the rate,
          * at least one kind of load.
@@ -60,8 +62,9 @@ public final class HorizonBench {
                 throw new IllegalArgumentException(
                         "rate, batch (at most rate), pool accounts, pool rate and generation must be positive");
             }
-            if (!queues && !pool && !transactional) {
-                throw new IllegalArgumentException("--loads takes queues, pool, transactional or several");
+            if (!queues && !pool && !transactional && !poolPrototype) {
+                throw new IllegalArgumentException(
+                        "--loads takes queues, pool, transactional, pool-prototype or several");
             }
         }
 
@@ -147,6 +150,10 @@ public final class HorizonBench {
                             options.poolRate(),
                             phases));
                 }
+            }
+            if (options.poolPrototype()) {
+                loads.add(new HorizonPoolRotating(
+                        ds, schema, options.poolAccounts(), options.poolRate(), options.generationMillis(), phases));
             }
             for (HorizonLoad load : loads) {
                 load.start();

@@ -84,9 +84,9 @@ final class HorizonCommand implements Callable<Integer> {
     @Option(
             names = "--loads",
             split = ",",
-            description = "queues (a default JobWorker, a plain DELETE queue, rotating tables), pool, and "
-                    + "transactional (a default TransactionalWorker, with the plain queue): one or more, in one run "
-                    + "(default ${DEFAULT-VALUE})",
+            description = "queues (a default JobWorker, a plain DELETE queue, rotating tables), pool, "
+                    + "transactional (a default TransactionalWorker, with the plain queue) and pool-prototype (a pool "
+                    + "whose leases are rows in rotating tables): one or more, in one run (default ${DEFAULT-VALUE})",
             defaultValue = "queues,pool")
     private List<String> loads;
 
@@ -108,9 +108,10 @@ final class HorizonCommand implements Callable<Integer> {
                     generation,
                     loads.contains("queues"),
                     loads.contains("pool"),
-                    loads.contains("transactional"));
-            if (!List.of("queues", "pool", "transactional").containsAll(loads)) {
-                throw new IllegalArgumentException("--loads takes queues, pool and transactional");
+                    loads.contains("transactional"),
+                    loads.contains("pool-prototype"));
+            if (!List.of("queues", "pool", "transactional", "pool-prototype").containsAll(loads)) {
+                throw new IllegalArgumentException("--loads takes queues, pool, transactional and pool-prototype");
             }
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

@@ -31,16 +31,17 @@ class HorizonBenchTest {
     @Test
     void refusesPhasesRatesAndLoadsThatCannotRun() {
         Duration s = Duration.ofSeconds(1);
-        assertThat(new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, true, true, false).hold())
+        assertThat(new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, true, true, false, false).hold())
                 .isEqualTo(s);
-        assertThatThrownBy(() ->
-                        new HorizonBench.Options(s, Duration.ZERO, s, 1000, 10, 1000, 200, 1000, true, true, false))
+        assertThatThrownBy(() -> new HorizonBench.Options(
+                        s, Duration.ZERO, s, 1000, 10, 1000, 200, 1000, true, true, false, false))
                 .hasMessageContaining("phase lengths");
-        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 5, 10, 1000, 200, 1000, true, true, false))
+        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 5, 10, 1000, 200, 1000, true, true, false, false))
                 .hasMessageContaining("batch");
-        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 0, true, true, false))
+        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 0, true, true, false, false))
                 .hasMessageContaining("generation");
-        assertThatThrownBy(() -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, false, false, false))
+        assertThatThrownBy(
+                        () -> new HorizonBench.Options(s, s, s, 1000, 10, 1000, 200, 1000, false, false, false, false))
                 .hasMessageContaining("--loads");
     }
 }
