@@ -170,7 +170,7 @@ public final class Reads {
         // a custom plan that saw a queue the last ANALYZE missed would read and sort all its pending
         // jobs for each of them. The counts keep the value in view: expecting every row of a
         // partition to be of the queue, a plan would scan the partition for a queue that is rare.
-        Field<String> ordered = context.shards(context.dsl) > 0 ? q : JobStatements.valueUnseen(q);
+        Field<String> ordered = JobStatements.valueUnseen(q);
         Field<Integer> limit = DSL.val(cap);
         // Loose index scan over the priorities of the queue's pending jobs: for each, the oldest
         // due run_at is the first entry of (queue, priority, run_at) with run_at <= now().
