@@ -39,6 +39,13 @@ public final class Distribution {
         return DSL.field("to_regclass({0})", Object.class, DSL.val(table));
     }
 
+    /**
+     * {@link #shards} as far as it is known without a statement: -1 until it has been looked up.
+     */
+    public int known() {
+        return shards;
+    }
+
     /** Whether Citus distributes the table by the column: see {@link #shards}. */
     public boolean distributed(DSLContext ctx) {
         return shards(ctx) > 0;

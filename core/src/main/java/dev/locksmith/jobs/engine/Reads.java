@@ -21,10 +21,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
+import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -158,7 +161,10 @@ public final class Reads {
      * How deep {@code queue} is, measured with work bounded by {@code cap} whatever the table
      * holds: pending jobs counted on the claim index up to {@code cap}, running jobs on the lease
      * index up to {@code cap}, and the age of the oldest due pending job found with two index
-     * probes per distinct priority of the queue's pending jobs. One read-only statement.
+     * probes per distinct priority of the queue's pending jobs. One read-only statement; on
+     * Citus, which refuses its recursive lookup across shards, one for the counts and one per
+     * shard for the oldest due job (the first depth there also costs the refused statement and
+     * the look at the layout).
      */
     public QueueDepth depth(String queue, int cap) {
         Texts.requireName("queue", queue, 128);
@@ -166,38 +172,7 @@ public final class Reads {
             throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
         }
         Field<String> q = DSL.val(queue);
-        // The ORDER BY ... LIMIT 1 lookups compare the queue as the claim does (JobStatements.valueUnseen):
-        // a custom plan that saw a queue the last ANALYZE missed would read and sort all its pending
-        // jobs for each of them. The counts keep the value in view: expecting every row of a
-        // partition to be of the queue, a plan would scan the partition for a queue that is rare.
-        Field<String> ordered = JobStatements.valueUnseen(q);
         Field<Integer> limit = DSL.val(cap);
-        // Loose index scan over the priorities of the queue's pending jobs: for each, the oldest
-        // due run_at is the first entry of (queue, priority, run_at) with run_at <= now().
-        var priorities = DSL.name("priorities");
-        var priority = DSL.field(DSL.name("priorities", "priority"), SQLDataType.SMALLINT);
-        var cte = priorities
-                .fields("priority")
-                .as(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
-                                .from(JOBS)
-                                .where(JOBS.QUEUE.eq(ordered).and(JOBS.STATUS.eq(Sql.PENDING)))
-                                .orderBy(JOBS.PRIORITY)
-                                .limit(1)))
-                        .unionAll(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
-                                        .from(JOBS)
-                                        .where(JOBS.QUEUE.eq(ordered).and(JOBS.STATUS.eq(Sql.PENDING)))
-                                        .and(JOBS.PRIORITY.gt(priority))
-                                        .orderBy(JOBS.PRIORITY)
-                                        .limit(1)))
-                                .from(DSL.table(priorities))
-                                .where(priority.isNotNull())));
-        Field<OffsetDateTime> oldestPerPriority = DSL.field(DSL.select(JOBS.RUN_AT)
-                .from(JOBS)
-                .where(JOBS.QUEUE.eq(ordered).and(JOBS.STATUS.eq(Sql.PENDING)))
-                .and(JOBS.PRIORITY.eq(priority))
-                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()))
-                .orderBy(JOBS.RUN_AT)
-                .limit(1));
         Field<Integer> pending = DSL.field(DSL.selectCount()
                 .from(DSL.select(DSL.inline(1))
                         .from(JOBS)
@@ -208,19 +183,84 @@ public final class Reads {
                         .from(JOBS)
                         .where(JOBS.STATUS.eq(Sql.RUNNING).and(JOBS.QUEUE.eq(q)))
                         .limit(limit)));
-        Field<OffsetDateTime> oldest = DSL.field(
-                DSL.withRecursive(cte).select(DSL.min(oldestPerPriority)).from(DSL.table(priorities)));
+        Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
         return Errors.translating(() -> {
-            var row = context.dsl
-                    .select(pending, running, oldest, DSL.currentOffsetDateTime())
-                    .fetchSingle();
-            OffsetDateTime oldestRunAt = row.value3();
-            return new QueueDepth(
-                    queue,
-                    row.value1(),
-                    row.value2(),
-                    cap,
-                    oldestRunAt == null ? Optional.empty() : Optional.of(Duration.between(oldestRunAt, row.value4())));
+            if (context.distribution.known() <= 0) {
+                try {
+                    var row = context.dsl
+                            .select(pending, running, oldestDue(q, DSL.noCondition()), now)
+                            .fetchSingle();
+                    return depth(queue, cap, row.value1(), row.value2(), row.value3(), row.value4());
+                } catch (DataAccessException e) {
+                    if (context.shards(context.dsl) == 0) {
+                        throw e;
+                    }
+                }
+            }
+            var counts = context.dsl.select(pending, running, now).fetchSingle();
+            OffsetDateTime oldest = null;
+            for (int shard = 0, shards = context.shards(context.dsl); shard < shards; shard++) {
+                OffsetDateTime found = context.dsl
+                        .select(oldestDue(q, JOBS.SHARD.eq(DSL.inline(shard))))
+                        .fetchSingle()
+                        .value1();
+                if (found != null && (oldest == null || found.isBefore(oldest))) {
+                    oldest = found;
+                }
+            }
+            return depth(queue, cap, counts.value1(), counts.value2(), oldest, counts.value3());
         });
+    }
+
+    private static QueueDepth depth(
+            String queue, int cap, int pending, int running, @Nullable OffsetDateTime oldest, OffsetDateTime now) {
+        return new QueueDepth(
+                queue,
+                pending,
+                running,
+                cap,
+                oldest == null ? Optional.empty() : Optional.of(Duration.between(oldest, now)));
+    }
+
+    /**
+     * The oldest due {@code run_at} of the queue's pending jobs within {@code scope}: a loose index
+     * scan over the priorities of those jobs, and for each the first entry of (queue, priority,
+     * run_at) with {@code run_at <= now()}.
+     *
+     * <p>The queue is compared as the claim compares it ({@link JobStatements#valueUnseen}): a
+     * custom plan that saw a queue the last ANALYZE missed would read and sort all its pending jobs
+     * for each {@code ORDER BY ... LIMIT 1}. The counts keep the value in view: expecting every row
+     * of a partition to be of the queue, a plan would scan the partition for a queue that is rare.
+     */
+    private static Field<OffsetDateTime> oldestDue(Field<String> queue, Condition scope) {
+        Field<String> unseen = JobStatements.valueUnseen(queue);
+        Condition pendingOfQueue =
+                JOBS.QUEUE.eq(unseen).and(JOBS.STATUS.eq(Sql.PENDING)).and(scope);
+        var priorities = DSL.name("priorities");
+        var priority = DSL.field(DSL.name("priorities", "priority"), SQLDataType.SMALLINT);
+        var cte = priorities
+                .fields("priority")
+                .as(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
+                                .from(JOBS)
+                                .where(pendingOfQueue)
+                                .orderBy(JOBS.PRIORITY)
+                                .limit(1)))
+                        .unionAll(DSL.select(DSL.field(DSL.select(JOBS.PRIORITY)
+                                        .from(JOBS)
+                                        .where(pendingOfQueue)
+                                        .and(JOBS.PRIORITY.gt(priority))
+                                        .orderBy(JOBS.PRIORITY)
+                                        .limit(1)))
+                                .from(DSL.table(priorities))
+                                .where(priority.isNotNull())));
+        Field<OffsetDateTime> oldestPerPriority = DSL.field(DSL.select(JOBS.RUN_AT)
+                .from(JOBS)
+                .where(pendingOfQueue)
+                .and(JOBS.PRIORITY.eq(priority))
+                .and(JOBS.RUN_AT.le(DSL.currentOffsetDateTime()))
+                .orderBy(JOBS.RUN_AT)
+                .limit(1));
+        return DSL.field(
+                DSL.withRecursive(cte).select(DSL.min(oldestPerPriority)).from(DSL.table(priorities)));
     }
 }

@@ -10,6 +10,7 @@ import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.QueueDepth;
 import dev.locksmith.jobs.TransactionalWorker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -103,6 +104,22 @@ class CitusQueueTest extends CitusTest {
         queue.enqueueAll(dsl, Collections.nCopies(2_000, NewJob.of("spread", "noop")));
         assertThat(count("SELECT count(DISTINCT shard) FROM {0} WHERE queue = 'spread'"))
                 .isEqualTo(jobShards());
+        // the depth: its counts stop at the cap, its oldest due job is looked up shard by shard
+        long last = count("SELECT max(id) FROM {0} WHERE queue = 'spread'");
+        DSL.using(pool, org.jooq.SQLDialect.POSTGRES)
+                .update(jobs())
+                .set(
+                        DSL.field(DSL.name("run_at"), java.time.OffsetDateTime.class),
+                        java.time.OffsetDateTime.now().minusHours(1))
+                .where(DSL.field(DSL.name("id"), Long.class).eq(last))
+                .execute();
+        for (int i = 0; i < 2; i++) {
+            QueueDepth depth = queue.depth("spread", 500);
+            assertThat(depth.pending()).isEqualTo(500L);
+            assertThat(depth.running()).isZero();
+            assertThat(depth.oldestDuePendingAge())
+                    .hasValueSatisfying(age -> assertThat(age).isGreaterThanOrEqualTo(Duration.ofMinutes(59)));
+        }
 
         // a unique key: one live job per key and queue, whatever the call
         long first = queue.enqueue(
