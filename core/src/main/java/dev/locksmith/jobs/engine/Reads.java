@@ -192,7 +192,7 @@ public final class Reads {
                             .fetchSingle();
                     return depth(queue, cap, row.value1(), row.value2(), row.value3(), row.value4());
                 } catch (DataAccessException e) {
-                    if (context.shards(context.dsl) == 0) {
+                    if (!refusedByCitus(e)) {
                         throw e;
                     }
                 }
@@ -210,6 +210,23 @@ public final class Reads {
             }
             return depth(queue, cap, counts.value1(), counts.value2(), oldest, counts.value3());
         });
+    }
+
+    /**
+     * Whether {@code e} is Citus refusing a statement it cannot run across shards: a feature not
+     * supported ({@code 0A000}) on a distributed {@code jobs}. A failure to tell is added to
+     * {@code e} and counts as no.
+     */
+    private boolean refusedByCitus(DataAccessException e) {
+        if (!"0A000".equals(e.sqlState())) {
+            return false;
+        }
+        try {
+            return context.shards(context.dsl) > 0;
+        } catch (RuntimeException lookup) {
+            e.addSuppressed(lookup);
+            return false;
+        }
     }
 
     private static QueueDepth depth(
