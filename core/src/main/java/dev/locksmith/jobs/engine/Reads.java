@@ -3,6 +3,7 @@ package dev.locksmith.jobs.engine;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
+import dev.locksmith.exception.PgErrors;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.Texts;
@@ -24,7 +25,6 @@ import java.util.TreeMap;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
@@ -191,34 +191,36 @@ public final class Reads {
                             .select(pending, running, oldestDue(q, DSL.noCondition()), now)
                             .fetchSingle();
                     return depth(queue, cap, row.value1(), row.value2(), row.value3(), row.value4());
-                } catch (DataAccessException e) {
+                } catch (RuntimeException e) {
                     if (!refusedByCitus(e)) {
                         throw e;
                     }
                 }
             }
-            var counts = context.dsl.select(pending, running, now).fetchSingle();
-            OffsetDateTime oldest = null;
+            var counts = context.dsl.select(pending, running).fetchSingle();
+            Duration oldest = null;
             for (int shard = 0, shards = context.shards(context.dsl); shard < shards; shard++) {
-                OffsetDateTime found = context.dsl
-                        .select(oldestDue(q, JOBS.SHARD.eq(DSL.inline(shard))))
-                        .fetchSingle()
-                        .value1();
-                if (found != null && (oldest == null || found.isBefore(oldest))) {
-                    oldest = found;
+                // each age by its own statement's clock, which its run_at <= now() was read with
+                var found = context.dsl
+                        .select(oldestDue(q, JOBS.SHARD.eq(DSL.inline(shard))), now)
+                        .fetchSingle();
+                if (found.value1() != null) {
+                    Duration age = Duration.between(found.value1(), found.value2());
+                    oldest = oldest == null || age.compareTo(oldest) > 0 ? age : oldest;
                 }
             }
-            return depth(queue, cap, counts.value1(), counts.value2(), oldest, counts.value3());
+            return new QueueDepth(queue, counts.value1(), counts.value2(), cap, Optional.ofNullable(oldest));
         });
     }
 
     /**
      * Whether {@code e} is Citus refusing a statement it cannot run across shards: a feature not
-     * supported ({@code 0A000}) on a distributed {@code jobs}. A failure to tell is added to
-     * {@code e} and counts as no.
+     * supported ({@code 0A000}) on a distributed {@code jobs}, however the {@code DSLContext}
+     * wrapped it (Spring's jOOQ set-up translates into its own exceptions). A failure to tell is
+     * added to {@code e} and counts as no: in a caller's transaction the refusal has aborted it.
      */
-    private boolean refusedByCitus(DataAccessException e) {
-        if (!"0A000".equals(e.sqlState())) {
+    private boolean refusedByCitus(RuntimeException e) {
+        if (!Errors.isDatabaseError(e) || !"0A000".equals(PgErrors.translate(e).sqlState())) {
             return false;
         }
         try {

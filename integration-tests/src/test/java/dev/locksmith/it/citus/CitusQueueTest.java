@@ -113,12 +113,27 @@ class CitusQueueTest extends CitusTest {
                         java.time.OffsetDateTime.now().minusHours(1))
                 .where(DSL.field(DSL.name("id"), Long.class).eq(last))
                 .execute();
-        for (int i = 0; i < 2; i++) {
-            QueueDepth depth = queue.depth("spread", 500);
-            assertThat(depth.pending()).isEqualTo(500L);
-            assertThat(depth.running()).isZero();
-            assertThat(depth.oldestDuePendingAge())
-                    .hasValueSatisfying(age -> assertThat(age).isGreaterThanOrEqualTo(Duration.ofMinutes(59)));
+        // a queue that has not looked the layout up yet (this one has: it enqueued) first runs the
+        // one-server statement, which Citus refuses; also where the DSLContext translates database
+        // errors into exceptions of its own, as Spring's jOOQ set-up does
+        org.jooq.DSLContext translating = dsl.configuration()
+                .deriveAppending(new ExecuteListener() {
+                    @Override
+                    public void exception(ExecuteContext ctx) {
+                        if (ctx.sqlException() != null) {
+                            ctx.exception(new IllegalStateException("translated", ctx.sqlException()));
+                        }
+                    }
+                })
+                .dsl();
+        for (JobQueue reading : List.of(queue, new JobQueue(dsl), new JobQueue(translating))) {
+            for (int i = 0; i < 2; i++) {
+                QueueDepth depth = reading.depth("spread", 500);
+                assertThat(depth.pending()).isEqualTo(500L);
+                assertThat(depth.running()).isZero();
+                assertThat(depth.oldestDuePendingAge())
+                        .hasValueSatisfying(age -> assertThat(age).isGreaterThanOrEqualTo(Duration.ofMinutes(59)));
+            }
         }
 
         // a unique key: one live job per key and queue, whatever the call
