@@ -25,10 +25,7 @@ BEGIN
     LIMIT n) s;
   IF ks IS NULL THEN RETURN; END IF;
   RETURN QUERY
-  WITH free AS (
-      SELECT t.key, t.slot, row_number() OVER (PARTITION BY t.key ORDER BY t.slot) rn
-      FROM unnest(ks, ss) AS t(key, slot)
-      WHERE NOT EXISTS (SELECT 1 FROM lim_jobs r WHERE r.status = 'running' AND r.key = t.key AND r.slot = t.slot)),
+  WITH free AS (SELECT * FROM lim_free(ks, ss)),
     cand AS (
       SELECT x.id, x.key, x.rn FROM (SELECT DISTINCT key FROM free) k CROSS JOIN LATERAL (
         SELECT j.id, j.key, row_number() OVER (ORDER BY j.id) rn FROM (

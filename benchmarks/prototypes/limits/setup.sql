@@ -8,6 +8,14 @@ INSERT INTO lim_slots SELECT k, s FROM generate_series(0, :keys - 1) k, generate
 INSERT INTO lim_jobs (key) SELECT (random() * (:keys - 1))::int FROM generate_series(1, 200000);
 VACUUM ANALYZE lim_jobs; VACUUM ANALYZE lim_slots;
 
+-- of the slots locked, those no running job holds (with the calling statement's snapshot), numbered
+-- per key
+CREATE OR REPLACE FUNCTION lim_free(ks int[], ss smallint[]) RETURNS TABLE (key int, slot smallint, rn bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT t.key, t.slot, row_number() OVER (PARTITION BY t.key ORDER BY t.slot)
+  FROM unnest(ks, ss) AS t(key, slot)
+  WHERE NOT EXISTS (SELECT 1 FROM lim_jobs r WHERE r.status = 'running' AND r.key = t.key AND r.slot = t.slot) $$;
+
 -- the limited claim: statement 1 locks free slots of the candidates' keys; statement 2, with a
 -- snapshot taken after those locks, claims for each slot still free one job of its key
 CREATE OR REPLACE FUNCTION lim_claim(n int) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
@@ -20,10 +28,7 @@ BEGIN
     FOR UPDATE OF s SKIP LOCKED) s;
   IF ks IS NULL THEN RETURN; END IF;
   RETURN QUERY
-  WITH free AS (
-      SELECT t.key, t.slot, row_number() OVER (PARTITION BY t.key ORDER BY t.slot) rn
-      FROM unnest(ks, ss) AS t(key, slot)
-      WHERE NOT EXISTS (SELECT 1 FROM lim_jobs r WHERE r.status = 'running' AND r.key = t.key AND r.slot = t.slot)),
+  WITH free AS (SELECT * FROM lim_free(ks, ss)),
     cand AS (
       SELECT x.id, x.key, row_number() OVER (PARTITION BY x.key ORDER BY x.id) rn
       FROM (SELECT j.id, j.key FROM lim_jobs j WHERE j.status = 'pending' AND j.key = ANY(ks)
