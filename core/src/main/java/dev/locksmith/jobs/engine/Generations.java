@@ -2,25 +2,21 @@ package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 
-import dev.locksmith.LockWait;
 import dev.locksmith.audit.HorizonReport;
-import dev.locksmith.exception.LockNotAvailableException;
 import dev.locksmith.internal.Errors;
+import dev.locksmith.internal.RotatingPartitions;
+import dev.locksmith.internal.RotatingPartitions.State;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Name;
-import org.jooq.Record;
-import org.jooq.Table;
 import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  * JVMs at once:
  * <ol>
  *   <li>a partition that is not current and holds no job is emptied by {@code TRUNCATE}, under its
- *       ACCESS EXCLUSIVE lock, taken within {@link #LOCK_WAIT} (claims and inserts queue behind it
+ *       ACCESS EXCLUSIVE lock, taken within {@link RotatingPartitions#LOCK_WAIT} (claims and inserts queue behind it
  *       meanwhile) and checked empty once held, so that no job is ever lost, whatever else runs;
  *       one that could not be locked is tried again later, less often each time;</li>
  *   <li>once the current partition has reached {@link #FULL_BYTES} while something holds the
@@ -57,7 +53,7 @@ import org.jspecify.annotations.Nullable;
 public final class Generations {
 
     /** The partitions of jobs: {@code job_slot()} is the generation modulo this. */
-    public static final int SLOTS = 4;
+    public static final int SLOTS = RotatingPartitions.SLOTS;
 
     /**
      * The current partition is full from this size on. At 1,000 jobs a second while the horizon is
@@ -103,20 +99,6 @@ public final class Generations {
     /** The most pending jobs moved out of the oldest generation at a time. */
     static final int MOVE_BATCH = 1_000;
 
-    /** How long a TRUNCATE waits for its partition's lock: claims and inserts queue behind it meanwhile. */
-    static final LockWait LOCK_WAIT = LockWait.upTo(Duration.ofMillis(20));
-
-    /**
-     * The first wait before a partition that held jobs, or whose lock was not had in time, is
-     * looked at again; doubled each time up to {@link #MAX_BACKOFF_NANOS}.
-     */
-    private static final long MIN_BACKOFF_NANOS = Duration.ofMillis(250).toNanos();
-
-    private static final long MAX_BACKOFF_NANOS = Duration.ofSeconds(2).toNanos();
-
-    /** Key of the advisory lock that serializes moving the generation: the bytes of "lsmgen" as a number. */
-    private static final long LOCK_KEY = 0x6c736d67656eL;
-
     /**
      * What one step did.
      *
@@ -132,10 +114,11 @@ public final class Generations {
         static final Step NONE = new Step(0, 0, 0, false, false);
     }
 
+    /** Key of the advisory lock that serializes moving the generation: the bytes of "lsmgen" as a number. */
+    private static final long LOCK_KEY = 0x6c736d67656eL;
+
     private final QueueContext context;
-    private final AtomicLongArray retryAt = new AtomicLongArray(SLOTS);
-    private final AtomicLongArray backoff = new AtomicLongArray(SLOTS);
-    private volatile @Nullable Layout layout;
+    private final RotatingPartitions partitions;
     private final HorizonReport horizon;
     private final java.util.concurrent.atomic.AtomicLong heldCheckedAt = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean held;
@@ -143,11 +126,9 @@ public final class Generations {
     private final java.util.concurrent.atomic.AtomicLong analyzeLookedAt =
             new java.util.concurrent.atomic.AtomicLong(-1);
 
-    /** Where the generations live, looked up once: null schema when jobs is not partitioned. */
-    private record Layout(@Nullable String schema) {}
-
     Generations(QueueContext context) {
         this.context = context;
+        this.partitions = new RotatingPartitions(context.dsl, JOBS, "job_generation", LOCK_KEY);
         this.horizon = new HorizonReport(context.dsl);
     }
 
@@ -162,20 +143,7 @@ public final class Generations {
     }
 
     private @Nullable String schema() {
-        Layout known = layout;
-        if (known == null) {
-            String schema = Errors.translating(() -> context.dsl
-                    .select(DSL.field("n.nspname", String.class))
-                    .from(DSL.table("pg_catalog.pg_class").as("c"))
-                    .join(DSL.table("pg_catalog.pg_namespace").as("n"))
-                    .on(DSL.field("n.oid").eq(DSL.field("c.relnamespace")))
-                    .where(DSL.field("c.oid").eq(context.distribution.regclass()))
-                    .and(DSL.field("c.relkind").eq(DSL.inline("p")))
-                    .fetchOne(0, String.class));
-            known = new Layout(schema);
-            layout = known;
-        }
-        return known.schema();
+        return partitions.schema();
     }
 
     /**
@@ -190,64 +158,15 @@ public final class Generations {
         if (schema == null) {
             return Step.NONE;
         }
-        State state = state(context.dsl, schema);
+        State state = partitions.state(context.dsl, schema);
         boolean analyzed = analyzeCurrent(schema, state);
-        int emptied = 0;
-        for (int slot = 0; slot < SLOTS; slot++) {
-            if (slot != state.current() && state.bytes().get(slot) > 0 && due(slot) && truncate(schema, slot)) {
-                emptied++;
-            }
-        }
-        int truncated = emptied;
-        long size = state.bytes().get(state.current());
+        int truncated = partitions.truncateEmpty(schema, state);
+        long size = state.currentBytes();
         if (size < FULL_BYTES || (size < FULL_BYTES_UNHELD && !horizonHeld())) {
             return new Step(state.generation(), truncated, 0, false, analyzed);
         }
-        return Errors.translating(() -> context.dsl.transactionResult(c -> {
-            DSLContext tx = c.dsl();
-            if (!tx.fetchValue(DSL.field("pg_try_advisory_xact_lock({0})", Boolean.class, DSL.val(LOCK_KEY)))) {
-                return new Step(state.generation(), 0, 0, false, analyzed);
-            }
-            State now = state(tx, schema);
-            for (int ahead = 1; ahead < SLOTS; ahead++) {
-                int slot = (int) ((now.generation() + ahead) % SLOTS);
-                if (now.bytes().get(slot) == 0) {
-                    long next = now.generation() + ahead;
-                    tx.fetchValue(DSL.field(
-                            "setval(to_regclass({0}), {1}, true)",
-                            Long.class, DSL.val(sequence(tx, schema)), DSL.val(next)));
-                    return new Step(next, truncated, 0, true, analyzed);
-                }
-            }
-            int oldest = (int) ((now.generation() + 1) % SLOTS);
-            return new Step(now.generation(), truncated, moveStragglers(tx, oldest, now.current()), false, analyzed);
-        }));
-    }
-
-    /** The current generation and each partition's size in bytes, by slot. */
-    private record State(long generation, List<Long> bytes) {
-
-        int current() {
-            return (int) (generation % SLOTS);
-        }
-    }
-
-    private State state(DSLContext ctx, String schema) {
-        List<Field<?>> fields = new ArrayList<>();
-        fields.add(DSL.field(
-                "coalesce(pg_sequence_last_value(to_regclass({0})), 0)",
-                SQLDataType.BIGINT, DSL.val(sequence(ctx, schema))));
-        for (int slot = 0; slot < SLOTS; slot++) {
-            fields.add(DSL.field(
-                    "coalesce(pg_relation_size(to_regclass({0})), 0)",
-                    SQLDataType.BIGINT, DSL.val(ctx.render(partition(schema, slot)))));
-        }
-        Record row = Errors.translating(() -> ctx.select(fields).fetchSingle());
-        List<Long> bytes = new ArrayList<>(SLOTS);
-        for (int slot = 0; slot < SLOTS; slot++) {
-            bytes.add(row.get(slot + 1, Long.class));
-        }
-        return new State(row.get(0, Long.class), List.copyOf(bytes));
+        RotatingPartitions.Advance advance = partitions.advance(schema, state, Generations::moveStragglers);
+        return new Step(advance.generation(), truncated, advance.moved(), advance.advanced(), analyzed);
     }
 
     /**
@@ -271,7 +190,7 @@ public final class Generations {
             return false;
         }
         analyzeLookedAt.set(generation);
-        Name partition = partition(schema, state.current());
+        Name partition = partitions.partition(schema, state.current());
         Integer pages = Errors.translating(() -> context.dsl.fetchValue(DSL.field(
                 "(SELECT relpages FROM pg_catalog.pg_class WHERE oid = to_regclass({0}))",
                 Integer.class, DSL.val(context.dsl.render(partition)))));
@@ -285,66 +204,13 @@ public final class Generations {
     }
 
     /**
-     * Empties one partition if it holds no job: a look without locks first (most partitions that
-     * hold jobs are seen so at no cost to claims), then under the partition's ACCESS EXCLUSIVE
-     * lock the look again, and TRUNCATE.
-     */
-    private boolean truncate(String schema, int slot) {
-        Table<?> table = DSL.table(partition(schema, slot));
-        boolean done;
-        try {
-            done = !Errors.translating(
-                            () -> context.dsl.fetchExists(DSL.selectOne().from(table)))
-                    && Errors.translating(() -> context.dsl.transactionResult(c -> {
-                        // READ COMMITTED whatever the pool's default: the look under the lock must
-                        // see every job committed before the lock was had, and LockWait's first
-                        // statement would fix a REPEATABLE READ snapshot before the LOCK.
-                        c.dsl().execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-                        return LOCK_WAIT.run(c.dsl(), () -> {
-                            DSLContext tx = c.dsl();
-                            tx.execute(DSL.query("LOCK TABLE {0} IN ACCESS EXCLUSIVE MODE", table));
-                            if (tx.fetchExists(DSL.selectOne().from(table))) {
-                                return false;
-                            }
-                            tx.execute(DSL.query("TRUNCATE {0}", table));
-                            return true;
-                        });
-                    }));
-        } catch (LockNotAvailableException busy) {
-            done = false;
-        }
-        if (done) {
-            backoff.set(slot, 0);
-        } else {
-            // still holds jobs, or its lock was not had in time: look again later, less often each time
-            long wait = Math.min(MAX_BACKOFF_NANOS, Math.max(MIN_BACKOFF_NANOS, backoff.get(slot) * 2));
-            backoff.set(slot, wait);
-            retryAt.set(slot, System.nanoTime() + wait);
-        }
-        return done;
-    }
-
-    /**
      * Whether the connection's role may turn the generations: {@code TRUNCATE} on each partition,
      * {@code UPDATE} on the sequence {@code job_generation}.
      *
      * @return true when jobs is partitioned and the role may do both
      */
     public boolean mayTurn() {
-        String schema = schema();
-        if (schema == null) {
-            return false;
-        }
-        List<org.jooq.Condition> each = new ArrayList<>();
-        // moving the generation on is a setval
-        each.add(DSL.condition(
-                "has_sequence_privilege(to_regclass({0}), 'UPDATE')", DSL.val(sequence(context.dsl, schema))));
-        for (int slot = 0; slot < SLOTS; slot++) {
-            each.add(DSL.condition(
-                    "has_table_privilege(to_regclass({0}), 'TRUNCATE')",
-                    DSL.val(context.dsl.render(partition(schema, slot)))));
-        }
-        return Errors.translating(() -> context.dsl.fetchValue(DSL.field(DSL.and(each))));
+        return partitions.mayTurn();
     }
 
     /**
@@ -359,10 +225,6 @@ public final class Generations {
         held = horizon.oldest().map(h -> h.xminAge() >= HELD_XIDS).orElse(false);
         heldCheckedAt.set(now == 0 ? 1 : now);
         return held;
-    }
-
-    private boolean due(int slot) {
-        return backoff.get(slot) == 0 || System.nanoTime() - retryAt.get(slot) >= 0;
     }
 
     /**
@@ -433,13 +295,5 @@ public final class Generations {
             result = statement.get();
         }
         return result;
-    }
-
-    private static Name partition(String schema, int slot) {
-        return DSL.name(schema, "jobs_slot" + slot);
-    }
-
-    private static String sequence(DSLContext ctx, String schema) {
-        return ctx.render(DSL.name(schema, "job_generation"));
     }
 }
