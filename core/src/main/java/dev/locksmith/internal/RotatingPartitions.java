@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Name;
@@ -75,8 +76,10 @@ public final class RotatingPartitions {
      *
      * @param generation the sequence's last value
      * @param bytes each slot's partition size
+     * @param catalogPages each slot's size in pages as the catalog last recorded it (VACUUM,
+     *     ANALYZE), 0 when never: what the planner last planned with
      */
-    public record State(long generation, List<Long> bytes) {
+    public record State(long generation, List<Long> bytes, List<Integer> catalogPages) {
 
         /** {@return the slot new rows go to} */
         public int current() {
@@ -147,30 +150,37 @@ public final class RotatingPartitions {
                 "coalesce(pg_sequence_last_value(to_regclass({0})), 0)",
                 SQLDataType.BIGINT, DSL.val(sequence(schema))));
         for (int slot = 0; slot < SLOTS; slot++) {
+            String partition = ctx.render(partition(schema, slot));
             fields.add(DSL.field(
-                    "coalesce(pg_relation_size(to_regclass({0})), 0)",
-                    SQLDataType.BIGINT, DSL.val(ctx.render(partition(schema, slot)))));
+                    "coalesce(pg_relation_size(to_regclass({0})), 0)", SQLDataType.BIGINT, DSL.val(partition)));
+            fields.add(DSL.field(
+                    "coalesce((SELECT relpages FROM pg_catalog.pg_class WHERE oid = to_regclass({0})), 0)",
+                    SQLDataType.INTEGER, DSL.val(partition)));
         }
         Record row = Errors.translating(() -> ctx.select(fields).fetchSingle());
         List<Long> bytes = new ArrayList<>(SLOTS);
+        List<Integer> pages = new ArrayList<>(SLOTS);
         for (int slot = 0; slot < SLOTS; slot++) {
-            bytes.add(row.get(slot + 1, Long.class));
+            bytes.add(row.get(1 + 2 * slot, Long.class));
+            pages.add(row.get(2 + 2 * slot, Integer.class));
         }
-        return new State(row.get(0, Long.class), List.copyOf(bytes));
+        return new State(row.get(0, Long.class), List.copyOf(bytes), List.copyOf(pages));
     }
 
     /**
-     * Empties every partition that is not current, has pages and is due for a look (see
-     * {@link #truncate}).
+     * Empties every partition that is not current, has pages, holds no row that {@code kept}
+     * matches, and is due for a look (see {@link #truncate}).
      *
      * @param schema {@link #schema()}
      * @param state the state read just before
+     * @param kept the rows that must not be lost (every row: {@link DSL#noCondition()}); the
+     *     others are dropped with the partition
      * @return how many were emptied
      */
-    public int truncateEmpty(String schema, State state) {
+    public int truncateEmpty(String schema, State state, Condition kept) {
         int emptied = 0;
         for (int slot = 0; slot < SLOTS; slot++) {
-            if (slot != state.current() && state.bytes().get(slot) > 0 && due(slot) && truncate(schema, slot)) {
+            if (slot != state.current() && state.bytes().get(slot) > 0 && due(slot) && truncate(schema, slot, kept)) {
                 emptied++;
             }
         }
@@ -178,17 +188,18 @@ public final class RotatingPartitions {
     }
 
     /**
-     * Empties one partition if it holds no row: a look without locks first (most partitions that
-     * hold rows are seen so at no cost to other statements), then under the partition's ACCESS
-     * EXCLUSIVE lock, had within {@link #LOCK_WAIT}, the look again, and TRUNCATE. A partition
-     * that still held rows, or whose lock was not had in time, is looked at again later, less
-     * often each time.
+     * Empties one partition if it holds no row {@code kept} matches: a look without locks first
+     * (most partitions that hold such rows are seen so at no cost to other statements), then under
+     * the partition's ACCESS EXCLUSIVE lock, had within {@link #LOCK_WAIT}, the look again, and
+     * TRUNCATE. A partition that still held such rows, or whose lock was not had in time, is
+     * looked at again later, less often each time.
      */
-    private boolean truncate(String schema, int slot) {
+    private boolean truncate(String schema, int slot, Condition kept) {
         Table<?> partition = DSL.table(partition(schema, slot));
         boolean done;
         try {
-            done = !Errors.translating(() -> dsl.fetchExists(DSL.selectOne().from(partition)))
+            done = !Errors.translating(() ->
+                            dsl.fetchExists(DSL.selectOne().from(partition).where(kept)))
                     && Errors.translating(() -> dsl.transactionResult(c -> {
                         // READ COMMITTED whatever the pool's default: the look under the lock must
                         // see every row committed before the lock was had, and LockWait's first
@@ -197,7 +208,7 @@ public final class RotatingPartitions {
                         return LOCK_WAIT.run(c.dsl(), () -> {
                             DSLContext tx = c.dsl();
                             tx.execute(DSL.query("LOCK TABLE {0} IN ACCESS EXCLUSIVE MODE", partition));
-                            if (tx.fetchExists(DSL.selectOne().from(partition))) {
+                            if (tx.fetchExists(DSL.selectOne().from(partition).where(kept))) {
                                 return false;
                             }
                             tx.execute(DSL.query("TRUNCATE {0}", partition));
@@ -271,6 +282,45 @@ public final class RotatingPartitions {
                     "has_table_privilege(to_regclass({0}), 'TRUNCATE')", DSL.val(dsl.render(partition(schema, slot)))));
         }
         return Errors.translating(() -> dsl.fetchValue(DSL.field(DSL.and(each))));
+    }
+
+    /**
+     * Moves the rows of {@code table} that {@code which} picks out of slot {@code from} into slot
+     * {@code to}, every other column kept, in one statement: {@code WITH moved AS (DELETE ...
+     * RETURNING ...) INSERT ... SELECT}. A statement that waits meanwhile for a moved row's lock
+     * finds the row deleted (and looks again, if it is written to: see the tables' own look-again),
+     * rather than failing as it would on a row an UPDATE moved between partitions.
+     *
+     * @param tx the transaction
+     * @param table the partitioned table
+     * @param slot its slot column
+     * @param from the slot the rows are in
+     * @param which the rows to move, besides {@code slot = from} (an {@code IN} of keys locked
+     *     {@code SKIP LOCKED}, so that a row another statement is changing is left for later)
+     * @param to the slot they go to
+     * @return how many moved
+     */
+    public static <R extends org.jooq.Record> int move(
+            DSLContext tx, Table<R> table, Field<Short> slot, int from, Condition which, int to) {
+        List<Field<?>> columns = new ArrayList<>(java.util.Arrays.asList(table.fields()));
+        columns.remove(slot);
+        var moved = DSL.name("moved")
+                .as(DSL.deleteFrom(table)
+                        .where(slot.eq((short) from))
+                        .and(which)
+                        .returningResult(columns));
+        List<Field<?>> selected = new ArrayList<>();
+        for (Field<?> column : columns) {
+            selected.add(DSL.field(DSL.name("moved", column.getName()), column.getDataType()));
+        }
+        selected.add(DSL.val((short) to, slot));
+        List<Field<?>> inserted = new ArrayList<>(columns);
+        inserted.add(slot);
+        return tx.with(moved)
+                .insertInto(table)
+                .columns(inserted)
+                .select(DSL.select(selected).from(moved))
+                .execute();
     }
 
     /**

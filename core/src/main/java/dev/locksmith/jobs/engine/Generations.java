@@ -7,14 +7,10 @@ import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.RotatingPartitions;
 import dev.locksmith.internal.RotatingPartitions.State;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
-import org.jooq.Field;
 import org.jooq.Name;
 import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
@@ -160,7 +156,7 @@ public final class Generations {
         }
         State state = partitions.state(context.dsl, schema);
         boolean analyzed = analyzeCurrent(schema, state);
-        int truncated = partitions.truncateEmpty(schema, state);
+        int truncated = partitions.truncateEmpty(schema, state, DSL.noCondition());
         long size = state.currentBytes();
         if (size < FULL_BYTES || (size < FULL_BYTES_UNHELD && !horizonHeld())) {
             return new Step(state.generation(), truncated, 0, false, analyzed);
@@ -244,8 +240,6 @@ public final class Generations {
         if (pending == 0 || pending > MOVE_BATCH) {
             return 0;
         }
-        List<Field<?>> columns = new ArrayList<>(Arrays.asList(JOBS.fields()));
-        columns.remove(JOBS.SLOT);
         var picked = DSL.select(JOBS.ID)
                 .from(JOBS)
                 .where(JOBS.SLOT.eq((short) from))
@@ -254,23 +248,7 @@ public final class Generations {
                 .limit(MOVE_BATCH)
                 .forUpdate()
                 .skipLocked();
-        var moved = DSL.name("moved")
-                .as(DSL.deleteFrom(JOBS)
-                        .where(JOBS.SLOT.eq((short) from))
-                        .and(JOBS.ID.in(picked))
-                        .returningResult(columns));
-        List<Field<?>> selected = new ArrayList<>();
-        for (Field<?> column : columns) {
-            selected.add(DSL.field(DSL.name("moved", column.getName()), column.getDataType()));
-        }
-        selected.add(DSL.val((short) to, JOBS.SLOT));
-        List<Field<?>> inserted = new ArrayList<>(columns);
-        inserted.add(JOBS.SLOT);
-        return tx.with(moved)
-                .insertInto(JOBS)
-                .columns(inserted)
-                .select(DSL.select(selected).from(moved))
-                .execute();
+        return RotatingPartitions.move(tx, JOBS, JOBS.SLOT, from, JOBS.ID.in(picked), to);
     }
 
     /**
