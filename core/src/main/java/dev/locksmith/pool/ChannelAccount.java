@@ -1,6 +1,5 @@
 package dev.locksmith.pool;
 
-import dev.locksmith.codegen.tables.records.ChannelAccountsRecord;
 import java.time.OffsetDateTime;
 import java.util.Objects;
 import java.util.Optional;
@@ -14,12 +13,14 @@ import org.jspecify.annotations.Nullable;
  *     {@link ChannelAccountPool#expireLeases()})
  * @param lockedAt when the current lease was taken; null when idle
  * @param lockedUntil when the current lease expires (database clock); null when idle
- * @param fence the account's fencing token: how many leases it has had. Every acquire adds one,
+ * @param fence the lease's fencing token: a number from the sequence {@code channel_account_fence},
  *     so the holder of a lease holds a number larger than any earlier holder of the account held;
  *     write it beside what the lease protects and refuse a smaller one
  *     ({@link dev.locksmith.Fencing}), so that a holder whose lease lapsed (a long GC pause) and
- *     was taken by another cannot overwrite the newer holder's work. Kept while the account is
- *     idle: the last lease's number
+ *     was taken by another cannot overwrite the newer holder's work. It grows per account, but by
+ *     more than one between leases (the sequence is shared by every account); of an account read
+ *     by {@link ChannelAccountPool#find} it is the latest lease's, expired or not, and 0 once the
+ *     account is idle again (its lease released or dropped)
  */
 public record ChannelAccount(
         String publicKey,
@@ -35,7 +36,7 @@ public record ChannelAccount(
      * @param lockedBy the lease holder, or null while idle
      * @param lockedAt when the lease was taken, or null
      * @param lockedUntil when the lease expires, or null
-     * @param fence the leases the account has had
+     * @param fence the lease's fencing token, 0 while idle
      * @throws NullPointerException when the public key is null
      * @throws IllegalArgumentException when {@code fence} is negative
      */
@@ -54,9 +55,5 @@ public record ChannelAccount(
      */
     public Optional<String> holder() {
         return Optional.ofNullable(lockedBy);
-    }
-
-    static ChannelAccount from(ChannelAccountsRecord r) {
-        return new ChannelAccount(r.getPublicKey(), r.getLockedBy(), r.getLockedAt(), r.getLockedUntil(), r.getFence());
     }
 }

@@ -1,6 +1,7 @@
 package dev.locksmith.pool;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 
 import dev.locksmith.Backoff;
 import dev.locksmith.Locksmith;
@@ -16,18 +17,23 @@ import dev.locksmith.internal.Sleeper;
 import dev.locksmith.internal.Texts;
 import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
-import org.jooq.Field;
 import org.jooq.InsertValuesStep2;
 import org.jooq.impl.DSL;
 
@@ -37,8 +43,12 @@ import org.jooq.impl.DSL;
  * submit, and {@linkplain #release releases} it in the same database transaction that records
  * the outcome, so the release commits (or rolls back) atomically with the ledger.
  *
- * <p>Leases are rows, not held locks: {@code locked_by}, {@code locked_at} and
- * {@code locked_until = now() + lease} (database clock). An account whose lease has expired is
+ * <p>Leases are rows, not held locks: a row of {@code channel_account_leases} with
+ * {@code locked_by}, {@code locked_at}, {@code locked_until = now() + lease} (database clock) and
+ * a {@linkplain ChannelAccount#fence() fence}, inserted by the acquisition and ended by the
+ * release; the account's own row is only locked, never updated, so that a long transaction
+ * elsewhere (which keeps VACUUM from removing old row versions) does not slow acquisitions down
+ * (docs/pool.md, "Leases and the MVCC horizon"). An account whose lease has expired is
  * acquirable again; its former holder's release or extension is then refused with
  * {@link LeaseNotHeldException}. Acquisition never waits: rows that concurrent acquirers are
  * taking are skipped ({@code SKIP LOCKED}), and an exhausted pool returns
@@ -60,6 +70,9 @@ import org.jooq.impl.DSL;
  */
 public final class ChannelAccountPool {
 
+    /** How many times a release or extension runs its statement on a lease that may have moved. */
+    private static final int MOVED_LOOKS = 3;
+
     private static final Backoff WAIT_BACKOFF = new Backoff(Duration.ofMillis(1), Duration.ofMillis(25), 2.0, 0.5);
 
     private final DSLContext dsl;
@@ -71,6 +84,7 @@ public final class ChannelAccountPool {
 
     private final Distribution distribution;
     private final Observing observing;
+    private final Acquisition acquisition;
 
     /**
      * A pool in {@code locksmith}'s environment with the default settings.
@@ -127,6 +141,7 @@ public final class ChannelAccountPool {
                 new PoolStatements(dsl, strategy, false), () -> new PoolStatements(dsl, strategy, true));
         this.schema = SchemaMapping.of(dsl);
         this.observing = Observing.of(dsl);
+        this.acquisition = new Acquisition(dsl, strategy, random, distribution, statements);
     }
 
     // ------------------------------------------------------------------ membership
@@ -161,16 +176,21 @@ public final class ChannelAccountPool {
     }
 
     /**
-     * Removes accounts that are not under an unexpired lease, in the caller's transaction;
-     * leased ones stay (their holders still use them) and can be removed once released. The
-     * deleted rows are locked until the caller's transaction ends; an account another caller is
-     * acquiring at that moment is waited for.
+     * Removes accounts that are not under an unexpired lease, in the caller's transaction (in one
+     * of its own when {@code tx} is in auto-commit mode); leased ones stay (their holders still use
+     * them) and can be removed once released. Locks the accounts first, waiting for an
+     * acquisition in progress, then deletes those without a live lease, as seen after the locks
+     * (see {@link PoolStatements} for why it takes two statements), and their expired leases; the
+     * deleted rows stay locked until the transaction ends.
      *
      * @param tx the caller's transaction; the change commits or rolls back with it
      * @param publicKeys the keys, each 1 to 128 characters and not blank; unknown keys are
      *     ignored; empty sends nothing
      * @return how many were removed
      * @throws IllegalArgumentException for an invalid key, before anything is deleted
+     * @throws IllegalStateException when {@code tx} is a REPEATABLE READ transaction: its snapshot
+     *     predates the locks, so it could miss a lease taken meanwhile and remove a leased account
+     *     (READ COMMITTED and SERIALIZABLE are safe)
      */
     public int remove(DSLContext tx, Collection<String> publicKeys) {
         DSLContext ctx = schema.on(tx);
@@ -178,10 +198,56 @@ public final class ChannelAccountPool {
         if (keys.isEmpty()) {
             return 0;
         }
-        return Errors.translating(() -> ctx.deleteFrom(CHANNEL_ACCOUNTS)
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(keys))
-                .and(acquirable())
-                .execute());
+        boolean autoCommit = Errors.translating(() -> ctx.connectionResult(Connection::getAutoCommit));
+        if (autoCommit) {
+            return Errors.translating(() -> ctx.transactionResult(c -> removeLocked(c.dsl(), keys)));
+        }
+        return removeLocked(ctx, keys);
+    }
+
+    private int removeLocked(DSLContext ctx, Set<String> keys) {
+        String isolation = Errors.translating(
+                () -> ctx.fetchValue(DSL.field("current_setting('transaction_isolation')", String.class)));
+        if ("repeatable read".equals(isolation)) {
+            throw new IllegalStateException("ChannelAccountPool.remove cannot run in a REPEATABLE READ transaction:"
+                    + " its snapshot predates the accounts' locks and could miss a lease taken meanwhile;"
+                    + " use READ COMMITTED or SERIALIZABLE");
+        }
+        int buckets = distribution.shards(ctx);
+        Map<Integer, List<String>> byBucket = new LinkedHashMap<>();
+        for (String key : keys) {
+            byBucket.computeIfAbsent(bucketOf(key, buckets), b -> new java.util.ArrayList<>())
+                    .add(key);
+        }
+        int removed = 0;
+        for (Map.Entry<Integer, List<String>> group : byBucket.entrySet()) {
+            Condition these = CHANNEL_ACCOUNTS
+                    .PUBLIC_KEY
+                    .in(group.getValue())
+                    .and(buckets == 0 ? DSL.noCondition() : CHANNEL_ACCOUNTS.BUCKET.eq(group.getKey()));
+            removed += Errors.translating(() -> {
+                ctx.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                        .from(CHANNEL_ACCOUNTS)
+                        .where(these)
+                        .orderBy(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                        .forUpdate()
+                        .execute();
+                List<String> gone = ctx.deleteFrom(CHANNEL_ACCOUNTS)
+                        .where(these)
+                        .and(PoolStatements.unleased(buckets == 0 ? CHANNEL_ACCOUNTS.BUCKET : DSL.val(group.getKey())))
+                        .returning(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+                        .fetch(CHANNEL_ACCOUNTS.PUBLIC_KEY);
+                if (!gone.isEmpty()) {
+                    // their expired leases, if any: no longer anyone's
+                    ctx.deleteFrom(CHANNEL_ACCOUNT_LEASES)
+                            .where(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY.in(gone))
+                            .and(buckets == 0 ? DSL.noCondition() : CHANNEL_ACCOUNT_LEASES.BUCKET.eq(group.getKey()))
+                            .execute();
+                }
+                return gone.size();
+            });
+        }
+        return removed;
     }
 
     /**
@@ -194,12 +260,7 @@ public final class ChannelAccountPool {
     public Optional<ChannelAccount> find(DSLContext tx, String publicKey) {
         DSLContext ctx = schema.on(tx);
         String key = validKey(publicKey);
-        Condition inBucket = inBucketOf(ctx, key);
-        return Errors.translating(() -> ctx.selectFrom(CHANNEL_ACCOUNTS)
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
-                .and(inBucket)
-                .fetchOptional()
-                .map(ChannelAccount::from));
+        return PoolReads.find(ctx, key, inBucketOf(ctx, key));
     }
 
     /**
@@ -209,24 +270,15 @@ public final class ChannelAccountPool {
      * @return the counts at the statement's start (database clock)
      */
     public PoolStats stats() {
-        Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
-        return Errors.translating(() -> {
-            var r = dsl.select(
-                            DSL.count(),
-                            DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull()),
-                            DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.ge(now)),
-                            DSL.count().filterWhere(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(now)))
-                    .from(CHANNEL_ACCOUNTS)
-                    .fetchSingle();
-            return new PoolStats(r.value1(), r.value2(), r.value3(), r.value4());
-        });
+        return PoolReads.stats(dsl);
     }
 
     // ------------------------------------------------------------------ acquire
 
     /**
      * Leases an idle account (never leased, released, or with an expired lease) to
-     * {@code owner} for {@code lease}, in one auto-committed statement.
+     * {@code owner} for {@code lease}, in one transaction of its own on the pool's
+     * {@code DSLContext} (two statements: the account locked, then its lease inserted).
      *
      * @param lease how long; positive, at most {@link Durations#MAX} (100 years)
      * @param owner who holds it, 1 to 128 characters; use something unique per acquisition
@@ -234,55 +286,20 @@ public final class ChannelAccountPool {
      * @return the leased account, or empty at once when none is idle (rows other acquirers are
      *     locking at that moment count as taken)
      * @throws IllegalArgumentException for a lease out of range or an invalid owner
+     * @throws IllegalStateException when the pool's {@code DSLContext} joins a REPEATABLE READ
+     *     transaction (a Spring-managed one, say), whose snapshot the look for a live lease after
+     *     the account's lock would reuse
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner) {
         requireLease(lease);
         String holder = validOwner(owner);
         if (!observing.enabled()) {
-            return acquireOnce(lease, holder);
+            return acquisition.once(lease, holder);
         }
         return observing.observe(
                 () -> new Operation.AcquireAccount(false),
-                () -> acquireOnce(lease, holder),
+                () -> acquisition.once(lease, holder),
                 a -> a.isPresent() ? Outcome.OK : Outcome.EMPTY);
-    }
-
-    private Optional<ChannelAccount> acquireOnce(Duration lease, String holder) {
-        PoolStatements statements = statements(dsl);
-        if (!statements.distributed) {
-            return acquireIn(statements, lease, holder, -1);
-        }
-        // On Citus: one router statement per bucket, from a random one, until a bucket has an
-        // idle account; an empty pool costs one statement per bucket
-        int buckets = distribution.shards(dsl);
-        int first = (int) Math.min(buckets - 1, Math.floor(random.getAsDouble() * buckets));
-        for (int i = 0; i < buckets; i++) {
-            Optional<ChannelAccount> acquired = acquireIn(statements, lease, holder, (first + i) % buckets);
-            if (acquired.isPresent()) {
-                return acquired;
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** One acquire statement; in {@code bucket} on Citus (else -1). */
-    private Optional<ChannelAccount> acquireIn(PoolStatements statements, Duration lease, String holder, int bucket) {
-        Binds binds =
-                statements.acquire.binds().set(PoolStatements.OWNER, holder).setInterval(PoolStatements.LEASE, lease);
-        if (strategy == AcquireStrategy.RANDOM_PROBES) {
-            double[] probes = new double[PoolStatements.PROBE_COUNT];
-            for (int i = 0; i < probes.length; i++) {
-                probes[i] = random.getAsDouble();
-            }
-            binds.setDoubles(PoolStatements.PROBES, probes);
-        }
-        if (strategy != AcquireStrategy.ORDER_BY_RANDOM || statements.distributed) {
-            binds.set(PoolStatements.START, random.getAsDouble());
-        }
-        if (bucket >= 0) {
-            binds.set(PoolStatements.BUCKET, bucket);
-        }
-        return statements.acquire.fetchOptional(dsl, binds, PoolStatements::account);
     }
 
     /**
@@ -297,6 +314,8 @@ public final class ChannelAccountPool {
      * @return the leased account, or empty once {@code maxWait} has passed without one (or at
      *     once when the thread is interrupted, with the interrupt flag kept)
      * @throws IllegalArgumentException for a lease or wait out of range or an invalid owner
+     * @throws IllegalStateException when the pool's {@code DSLContext} joins a REPEATABLE READ
+     *     transaction, as for {@link #acquire(Duration, String)}
      */
     public Optional<ChannelAccount> acquire(Duration lease, String owner, Duration maxWait) {
         requireLease(lease);
@@ -314,7 +333,7 @@ public final class ChannelAccountPool {
     private Optional<ChannelAccount> acquireWaiting(Duration lease, String holder, Duration maxWait) {
         long deadline = System.nanoTime() + maxWait.toNanos();
         for (int attempt = 1; ; attempt++) {
-            Optional<ChannelAccount> account = acquireOnce(lease, holder);
+            Optional<ChannelAccount> account = acquisition.once(lease, holder);
             long left = deadline - System.nanoTime();
             if (account.isPresent() || left <= 0) {
                 return account;
@@ -348,8 +367,13 @@ public final class ChannelAccountPool {
         String key = validKey(publicKey);
         String holder = validOwner(owner);
         PoolStatements statements = statements(ctx);
-        Binds binds = statements.release.binds().set(PoolStatements.KEY, key).set(PoolStatements.OWNER, holder);
-        int released = statements.release.execute(ctx, inBucket(statements, binds, ctx, key));
+        Binds binds = inBucket(
+                statements,
+                statements.release.binds().set(PoolStatements.KEY, key).set(PoolStatements.OWNER, holder),
+                ctx,
+                key);
+        int released =
+                lookingAgain(ctx, statements, key, holder, () -> statements.release.execute(ctx, binds), n -> n > 0);
         if (released == 0) {
             throw refusal(ctx, key, holder);
         }
@@ -377,36 +401,73 @@ public final class ChannelAccountPool {
         String holder = validOwner(owner);
         requireLease(lease);
         PoolStatements statements = statements(ctx);
-        Optional<OffsetDateTime> extended = statements.extend.fetchOptional(
+        Binds binds = inBucket(
+                statements,
+                statements
+                        .extend
+                        .binds()
+                        .set(PoolStatements.KEY, key)
+                        .set(PoolStatements.OWNER, holder)
+                        .setInterval(PoolStatements.LEASE, lease),
                 ctx,
-                inBucket(
-                        statements,
-                        statements
-                                .extend
-                                .binds()
-                                .set(PoolStatements.KEY, key)
-                                .set(PoolStatements.OWNER, holder)
-                                .setInterval(PoolStatements.LEASE, lease),
+                key);
+        Optional<OffsetDateTime> extended = lookingAgain(
+                ctx,
+                statements,
+                key,
+                holder,
+                () -> statements.extend.fetchOptional(
                         ctx,
-                        key),
-                row -> row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class));
+                        binds,
+                        row -> row.getObject(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.getName(), OffsetDateTime.class)),
+                Optional::isPresent);
         return extended.orElseThrow(() -> refusal(ctx, key, holder));
     }
 
     /**
-     * Clears expired leases, so those accounts return to the idle index (acquisition takes
-     * expired ones anyway; this keeps the fast path fast). Auto-committed.
+     * Deletes expired leases, so that {@link #find} and {@link #stats()} show their accounts idle.
+     * Optional: acquisition takes an account whose lease has expired anyway, and the turn of the
+     * lease table's generations drops expired leases on its own. Auto-committed.
      *
-     * @return how many leases were cleared
+     * @return how many leases were deleted
      */
     public int expireLeases() {
-        return Errors.translating(() -> dsl.update(CHANNEL_ACCOUNTS)
-                .setNull(CHANNEL_ACCOUNTS.LOCKED_BY)
-                .setNull(CHANNEL_ACCOUNTS.LOCKED_AT)
-                .setNull(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
-                .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()))
+        return Errors.translating(() -> dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES)
+                .where(CHANNEL_ACCOUNT_LEASES.RELEASED_AT.isNull())
+                .and(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()))
                 .execute());
+    }
+
+    /**
+     * Runs {@code statement} on {@code owner}'s lease again, as a new statement, while it did not
+     * find the lease and a live lease of {@code owner} is there: the turn of the lease generations
+     * moves a lease held across turns by a DELETE and an INSERT, and a statement that waited for
+     * the row meanwhile finds it deleted and the new one outside its snapshot. A new statement
+     * (READ COMMITTED: a new snapshot) sees the new row; under REPEATABLE READ the wait ends in a
+     * serialization failure instead, for the caller to retry. A lease moves at most once per turn,
+     * so a few looks are enough.
+     */
+    private <T> T lookingAgain(
+            DSLContext ctx,
+            PoolStatements statements,
+            String key,
+            String owner,
+            Supplier<T> statement,
+            Predicate<T> found) {
+        T result = statement.get();
+        for (int look = 1; look < MOVED_LOOKS && !found.test(result) && held(ctx, statements, key, owner); look++) {
+            result = statement.get();
+        }
+        return result;
+    }
+
+    private boolean held(DSLContext ctx, PoolStatements statements, String key, String owner) {
+        Binds binds = inBucket(
+                statements,
+                statements.held.binds().set(PoolStatements.KEY, key).set(PoolStatements.OWNER, owner),
+                ctx,
+                key);
+        return statements.held.fetchOptional(ctx, binds, row -> true).isPresent();
     }
 
     // ------------------------------------------------------------------ Citus
@@ -455,20 +516,13 @@ public final class ChannelAccountPool {
 
     // ------------------------------------------------------------------ SQL pieces
 
-    /** Idle: never leased, released, or with an expired lease. */
-    static Condition acquirable() {
-        return CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().or(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()));
-    }
-
     /** Why a release or extension matched no row: unknown key, or not the holder. */
-    private static LocksmithException refusal(DSLContext tx, String key, String owner) {
-        Optional<ChannelAccountsRecord> row = Errors.translating(() -> tx.selectFrom(CHANNEL_ACCOUNTS)
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
-                .fetchOptional());
-        if (row.isEmpty()) {
+    private LocksmithException refusal(DSLContext tx, String key, String owner) {
+        Optional<ChannelAccount> account = find(tx, key);
+        if (account.isEmpty()) {
             return new ChannelAccountNotFoundException(key);
         }
-        return new LeaseNotHeldException(key, owner, row.get().getLockedBy());
+        return new LeaseNotHeldException(key, owner, account.get().lockedBy());
     }
 
     private static void requireLease(Duration lease) {

@@ -1,25 +1,38 @@
 package dev.locksmith.pool;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 
+import dev.locksmith.codegen.tables.ChannelAccountLeasesTable;
 import dev.locksmith.internal.RenderedQuery;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
+import java.util.List;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Param;
-import org.jooq.Record1;
+import org.jooq.Record2;
 import org.jooq.Select;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The pool's hot statements (acquire, release, extend), written in the DSL and rendered once per
- * {@link ChannelAccountPool} (see {@link RenderedQuery} for why). Every one returns rows (release
- * the released key, for its count): see {@link RenderedQuery#execute}.
+ * The pool's hot statements, written in the DSL and rendered once per {@link ChannelAccountPool}
+ * (see {@link RenderedQuery} for why). Every one returns rows: see {@link RenderedQuery#execute}.
+ *
+ * <p>An account's row is never updated by a lease, only locked: an acquisition runs {@link #pick}
+ * (an account with no live lease, locked {@code FOR UPDATE SKIP LOCKED}) and then, in the same
+ * READ COMMITTED transaction, {@link #lease} (the lease inserted unless a live one is there); a
+ * {@link #release} ends the lease row rather than deleting it, so that it records the account's
+ * last use until the turn of the lease generations empties its slot ({@link LeaseGenerations}).
+ * The second statement's snapshot is taken after the first one's lock was granted, so it sees
+ * the lease of every acquirer that held that lock before; the first statement's own look may be
+ * older than its lock, and only chooses the candidate. One statement would not do: a lock leaves
+ * no newer row version for the locker to re-check, so an acquirer whose snapshot predates another's
+ * commit would insert a second lease of the account.
  */
 final class PoolStatements {
 
@@ -32,128 +45,210 @@ final class PoolStatements {
     static final int PROBE_COUNT = 8;
 
     static final String KEY = "public_key";
+    static final String ISOLATION = "isolation";
     static final String BUCKET = "bucket";
 
-    /** Citus's set: every statement names one bucket ({@code :bucket}), the table's distribution column. */
+    /** Citus's set: every statement names one bucket ({@code :bucket}), the tables' distribution column. */
     final boolean distributed;
 
-    final RenderedQuery acquire;
+    /** Statement 1 of an acquisition: one account with no live lease, locked; its key and bucket. */
+    final RenderedQuery pick;
+    /** Statement 2: the lease of {@code :public_key}, unless a live one is there (on Citus: inserted); the lease. */
+    final RenderedQuery lease;
+    /** On Citus, statement 2 before {@link #lease}: whether {@code :public_key} has a live lease. */
+    final RenderedQuery leased;
+
     final RenderedQuery release;
     final RenderedQuery extend;
+    /** Whether {@code :owner} holds a live lease of {@code :public_key}: for a look again after a miss. */
+    final RenderedQuery held;
 
     PoolStatements(DSLContext dsl, AcquireStrategy strategy, boolean distributed) {
         this.distributed = distributed;
-        Condition inBucket =
-                distributed ? CHANNEL_ACCOUNTS.BUCKET.eq(DSL.param(BUCKET, SQLDataType.INTEGER)) : DSL.noCondition();
+        Param<Integer> bucket = DSL.param(BUCKET, SQLDataType.INTEGER);
+        Condition inBucket = distributed ? CHANNEL_ACCOUNTS.BUCKET.eq(bucket) : DSL.noCondition();
+        // the accounts' bucket as the leases' subqueries compare it: on Citus the bound bucket, so
+        // that every table of the statement is filtered by it and the statement stays a router one
+        Field<Integer> accountBucket = distributed ? bucket : CHANNEL_ACCOUNTS.BUCKET;
         Param<String> owner = DSL.param(OWNER, SQLDataType.VARCHAR);
+        Param<String> key = DSL.param(KEY, SQLDataType.VARCHAR);
+        Select<Record2<String, Integer>> choice = switch (strategy) {
+            case RANDOM_PROBES -> randomProbes(inBucket, accountBucket);
+            case RANDOM_START ->
+                DSL.selectFrom(randomStartBranches(inBucket, accountBucket).asTable("candidates"))
+                        .limit(DSL.inline(1));
+            case ORDER_BY_RANDOM -> orderByRandom(inBucket, accountBucket, distributed);
+        };
+        Table<Record2<String, Integer>> picked = choice.asTable("picked");
+        // with the transaction's isolation, so that a REPEATABLE READ transaction (one the
+        // acquisition joined) is refused before the lease: its second statement would reuse the
+        // transaction's snapshot, not take one after the lock
+        pick = RenderedQuery.of(
+                dsl,
+                DSL.select(
+                                picked.field(CHANNEL_ACCOUNTS.PUBLIC_KEY),
+                                picked.field(CHANNEL_ACCOUNTS.BUCKET),
+                                DSL.field("current_setting('transaction_isolation')", String.class)
+                                        .as(ISOLATION))
+                        .from(picked));
+        ChannelAccountLeasesTable live = CHANNEL_ACCOUNT_LEASES.as("live");
+        Field<Integer> leaseBucket = distributed ? bucket : DSL.inline(0);
         Field<OffsetDateTime> leaseEnd =
                 DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND));
-        Select<Record1<String>> pick = switch (strategy) {
-            case RANDOM_PROBES -> randomProbes(inBucket);
-            case RANDOM_START ->
-                DSL.selectFrom(randomStartBranches(inBucket).asTable("candidates"))
-                        .limit(DSL.inline(1));
-            case ORDER_BY_RANDOM -> orderByRandom(inBucket, distributed);
-        };
-        // Citus refuses volatile functions in an UPDATE of a distributed table: there the lease
-        // checks use statement_timestamp(), the time the statement arrived (see heldBy)
-        Field<OffsetDateTime> clock = distributed ? statementTimestamp() : clockTimestamp();
-        acquire = RenderedQuery.of(
+        Condition liveOfKey = live.PUBLIC_KEY
+                .eq(key)
+                .and(distributed ? live.BUCKET.eq(bucket) : DSL.noCondition())
+                .and(live(live, DSL.currentOffsetDateTime()));
+        List<Field<?>> columns = List.of(
+                CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY,
+                CHANNEL_ACCOUNT_LEASES.BUCKET,
+                CHANNEL_ACCOUNT_LEASES.LOCKED_BY,
+                CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
+                CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL);
+        List<Field<?>> returned = List.of(
+                CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY,
+                CHANNEL_ACCOUNT_LEASES.LOCKED_BY,
+                CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
+                CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
+                CHANNEL_ACCOUNT_LEASES.FENCE);
+        // now(): the acquisition's own transaction began a moment ago; a stable function, which
+        // Citus evaluates once. On one server the look for a live lease is in the insert itself;
+        // on Citus, whose INSERT ... SELECT would run the columns' defaults (the fence's sequence)
+        // on a worker, it is a statement of its own (leased) before a plain INSERT, whose defaults
+        // the coordinator evaluates (the account's lock, held, keeps that look valid)
+        lease = RenderedQuery.of(
                 dsl,
-                dsl.update(CHANNEL_ACCOUNTS)
-                        .set(CHANNEL_ACCOUNTS.LOCKED_BY, owner)
-                        .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
-                        .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, leaseEnd)
-                        .set(CHANNEL_ACCOUNTS.FENCE, CHANNEL_ACCOUNTS.FENCE.plus(DSL.inline(1L)))
-                        .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(pick.<String>asField()))
-                        .and(inBucket)
-                        .returning(
-                                CHANNEL_ACCOUNTS.PUBLIC_KEY,
-                                CHANNEL_ACCOUNTS.LOCKED_BY,
-                                CHANNEL_ACCOUNTS.LOCKED_AT,
-                                CHANNEL_ACCOUNTS.LOCKED_UNTIL,
-                                CHANNEL_ACCOUNTS.FENCE));
+                distributed
+                        ? dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
+                                .columns(columns)
+                                .values(key, leaseBucket, owner, DSL.currentOffsetDateTime(), leaseEnd)
+                                .returning(returned)
+                        : dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
+                                .columns(columns)
+                                .select(DSL.select(key, leaseBucket, owner, DSL.currentOffsetDateTime(), leaseEnd)
+                                        .whereNotExists(
+                                                DSL.selectOne().from(live).where(liveOfKey)))
+                                .returning(returned));
+        leased = RenderedQuery.of(
+                dsl, dsl.select(DSL.inline(1)).from(live).where(liveOfKey).limit(DSL.inline(1)));
+        // Citus refuses volatile functions in an UPDATE or DELETE of a distributed table: there the
+        // lease checks use statement_timestamp(), the time the statement arrived (see heldBy)
+        Field<OffsetDateTime> clock = distributed ? statementTimestamp() : clockTimestamp();
+        Condition leaseInBucket = distributed ? CHANNEL_ACCOUNT_LEASES.BUCKET.eq(bucket) : DSL.noCondition();
+        // the row stays, ended, as the account's last use (see randomProbes) until its slot is emptied
         release = RenderedQuery.of(
                 dsl,
-                dsl.update(CHANNEL_ACCOUNTS)
-                        .set(CHANNEL_ACCOUNTS.LOCKED_BY, DSL.castNull(SQLDataType.VARCHAR))
-                        .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                        .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                        .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .where(heldBy(owner, clock))
-                        .and(inBucket)
-                        .returning(CHANNEL_ACCOUNTS.PUBLIC_KEY));
+                dsl.update(CHANNEL_ACCOUNT_LEASES)
+                        .set(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL, clock)
+                        .set(CHANNEL_ACCOUNT_LEASES.RELEASED_AT, clock)
+                        .where(heldBy(key, owner, clock))
+                        .and(leaseInBucket)
+                        .returning(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY));
         // clock_timestamp(), not now(): in a caller's long transaction now() is when it began, and
         // greatest(): an extension never shortens the lease already held.
         extend = RenderedQuery.of(
                 dsl,
-                dsl.update(CHANNEL_ACCOUNTS)
+                dsl.update(CHANNEL_ACCOUNT_LEASES)
                         .set(
-                                CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                                CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                                 DSL.greatest(
-                                        CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                                        CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                                         clock.plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND))))
-                        .set(CHANNEL_ACCOUNTS.UPDATED_AT, DSL.currentOffsetDateTime())
-                        .where(heldBy(owner, clock))
-                        .and(inBucket)
-                        .returning(CHANNEL_ACCOUNTS.LOCKED_UNTIL));
+                        .where(heldBy(key, owner, clock))
+                        .and(leaseInBucket)
+                        .returning(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL));
+        held = RenderedQuery.of(
+                dsl,
+                dsl.select(DSL.inline(1))
+                        .from(CHANNEL_ACCOUNT_LEASES)
+                        .where(heldBy(key, owner, clock))
+                        .and(leaseInBucket)
+                        .limit(DSL.inline(1)));
+    }
+
+    /**
+     * No live lease of the account in the statement's {@code channel_accounts} row, whose bucket is
+     * {@code bucket} (the row's column, or on Citus the bound bucket). Compared with {@code now()}: an acquisition runs in a
+     * transaction of its own, begun a moment ago, and a lease that ran out since then counts as
+     * held a moment longer (never as free too early).
+     */
+    static Condition unleased(Field<Integer> bucket) {
+        ChannelAccountLeasesTable live = CHANNEL_ACCOUNT_LEASES.as("live");
+        return DSL.notExists(DSL.selectOne()
+                .from(live)
+                .where(live.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
+                .and(live.BUCKET.eq(bucket))
+                .and(live(live, DSL.currentOffsetDateTime())));
+    }
+
+    /** A lease of {@code leases} that is live at {@code at}: not released, not expired. */
+    static Condition live(ChannelAccountLeasesTable leases, Field<OffsetDateTime> at) {
+        return leases.RELEASED_AT.isNull().and(leases.LOCKED_UNTIL.gt(at));
+    }
+
+    /**
+     * When the account in the statement's {@code channel_accounts} row (of bucket {@code bucket}) was last used: the end of its latest lease (its release, or its
+     * expiry), null when no lease of it is kept (never leased, or its slot emptied since). One
+     * backward probe of the leases' {@code (public_key, locked_until)} index.
+     */
+    static Field<OffsetDateTime> lastUse(Field<Integer> bucket) {
+        ChannelAccountLeasesTable used = CHANNEL_ACCOUNT_LEASES.as("used");
+        return DSL.field(DSL.select(DSL.max(used.LOCKED_UNTIL))
+                .from(used)
+                .where(used.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
+                .and(used.BUCKET.eq(bucket)));
     }
 
     /**
      * The spreading pick: {@link #PROBE_COUNT} uniformly random slots (from {@code :probes}, uniform
      * values in [0, 1), each mapped to {@code min(slot) + floor(u * (max(slot) - min(slot) + 1))}),
-     * looked up by the slot index; of those that are acquirable and not locked, the one least
-     * recently leased or released ({@code updated_at}), ties in probe order. Choosing the less
-     * used of several random candidates spreads acquisitions more evenly than one random choice
-     * ("power of d choices"), and a slot that no account holds (a gap left by removals) is a miss,
-     * not a shortcut to its neighbour. Only when every probe misses does it fall back to the
-     * {@link #randomStartBranches(Condition) scan from a random start}.
+     * looked up by the slot index; of those that have no live lease and are not locked, the one
+     * least recently used ({@link #lastUse(Field)}: never used first), ties in probe order. Choosing the
+     * less used of several random candidates spreads acquisitions more evenly than one random
+     * choice ("power of d choices"), and a slot that no account holds (a gap left by removals) is
+     * a miss, not a shortcut to its neighbour. Only when every probe misses does it fall back to the
+     * {@link #randomStartBranches(Condition, Field) scan from a random start}.
      */
     @SuppressWarnings("NullAway") // probes.field("u") is not null: the alias list above declares u
-    private static Select<Record1<String>> randomProbes(Condition inBucket) {
+    private static Select<Record2<String, Integer>> randomProbes(Condition inBucket, Field<Integer> bucket) {
         Table<?> probes = DSL.unnest(DSL.param(PROBES, SQLDataType.DOUBLE.array()))
                 .withOrdinality()
                 .as("probes", "u", "ord");
         Field<Double> u = probes.field("u", Double.class);
         Field<Long> slot = slotAt(u, inBucket);
-        Table<Record1<String>> probed = DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+        Table<Record2<String, Integer>> probed = DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.BUCKET)
                 .from(probes)
                 .join(CHANNEL_ACCOUNTS)
                 .on(CHANNEL_ACCOUNTS.SLOT.eq(slot))
-                .where(ChannelAccountPool.acquirable())
+                .where(unleased(bucket))
                 .and(inBucket)
-                .orderBy(CHANNEL_ACCOUNTS.UPDATED_AT, probes.field("ord"))
+                .orderBy(lastUse(bucket).asc().nullsFirst(), probes.field("ord"))
                 .limit(DSL.inline(1))
                 .forUpdate()
                 .of(CHANNEL_ACCOUNTS)
                 .skipLocked()
                 .asTable("probed");
-        Table<Record1<String>> candidates =
-                DSL.selectFrom(probed).unionAll(randomStartBranches(inBucket)).asTable("candidates");
+        Table<Record2<String, Integer>> candidates = DSL.selectFrom(probed)
+                .unionAll(randomStartBranches(inBucket, bucket))
+                .asTable("candidates");
         return DSL.selectFrom(candidates).limit(DSL.inline(1));
     }
 
     /**
-     * The scan from a random start: idle slots from {@code :start}, then idle slots before it, then
-     * the oldest expired lease; each branch is an index scan with LIMIT 1 and SKIP LOCKED, and
-     * the outer LIMIT 1 stops at the first branch that yields a row. The start is
+     * The scan from a random start: accounts without a live lease from {@code :start} on, then
+     * before it; each branch a scan of the slot index with LIMIT 1 and SKIP LOCKED, and the outer
+     * LIMIT 1 stops at the first branch that yields a row. The start is
      * {@code min(slot) + floor(:start * (max(slot) - min(slot) + 1))} for a uniform
-     * {@code :start} in [0, 1), two index probes. Constant cost, but the account right after a
-     * run of leased or missing slots is proportionally more likely.
+     * {@code :start} in [0, 1), two index probes. The account right after a run of leased or
+     * missing slots is proportionally more likely; a pool with every account leased is read
+     * whole (one probe of the leases per account).
      */
-    private static Select<Record1<String>> randomStartBranches(Condition inBucket) {
+    private static Select<Record2<String, Integer>> randomStartBranches(Condition inBucket, Field<Integer> bucket) {
         var slot = CHANNEL_ACCOUNTS.SLOT;
         Field<Long> start = slotAt(DSL.param(START, SQLDataType.DOUBLE), inBucket);
-        Table<Record1<String>> after = lockOne(
-                CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.ge(start)).and(inBucket), slot, "after");
-        Table<Record1<String>> before = lockOne(
-                CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull().and(slot.lt(start)).and(inBucket), slot, "before");
-        Table<Record1<String>> expired = lockOne(
-                CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(DSL.currentOffsetDateTime()).and(inBucket),
-                CHANNEL_ACCOUNTS.LOCKED_UNTIL,
-                "expired");
-        return DSL.selectFrom(after).unionAll(DSL.selectFrom(before)).unionAll(DSL.selectFrom(expired));
+        Table<Record2<String, Integer>> after = lockOne(slot.ge(start).and(inBucket), bucket, "after");
+        Table<Record2<String, Integer>> before = lockOne(slot.lt(start).and(inBucket), bucket, "before");
+        return DSL.selectFrom(after).unionAll(DSL.selectFrom(before));
     }
 
     /** The slot a uniform {@code u} in [0, 1) falls on: {@code min + floor(u * (max - min + 1))}. */
@@ -166,17 +261,19 @@ final class PoolStatements {
         return lo.plus(DSL.floor(u.times(hi.minus(lo).plus(DSL.inline(1L)))).cast(Long.class));
     }
 
-    /** One row matching {@code where}, first by {@code order}, locked with SKIP LOCKED, as a derived table. */
-    private static Table<Record1<String>> lockOne(Condition where, Field<?> order, String alias) {
+    /** The first account by slot matching {@code where} with no live lease, locked with SKIP LOCKED, as a derived table. */
+    private static Table<Record2<String, Integer>> lockOne(Condition where, Field<Integer> bucket, String alias) {
         // Each branch is its own derived table: jOOQ would otherwise hoist the first branch's
         // FOR UPDATE onto the whole UNION, which PostgreSQL rejects. LIMIT is a literal, so that
         // a generic plan still knows it reads one row.
-        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.BUCKET)
                 .from(CHANNEL_ACCOUNTS)
                 .where(where)
-                .orderBy(order)
+                .and(unleased(bucket))
+                .orderBy(CHANNEL_ACCOUNTS.SLOT)
                 .limit(DSL.inline(1))
                 .forUpdate()
+                .of(CHANNEL_ACCOUNTS)
                 .skipLocked()
                 .asTable(alias);
     }
@@ -187,33 +284,35 @@ final class PoolStatements {
      * order per call from the {@code :start} bound, and an immutable expression, so the statement
      * stays one router query.
      */
-    private static Select<Record1<String>> orderByRandom(Condition inBucket, boolean distributed) {
+    private static Select<Record2<String, Integer>> orderByRandom(
+            Condition inBucket, Field<Integer> bucket, boolean distributed) {
         Field<?> order = distributed
                 ? DSL.md5(DSL.param(START, SQLDataType.DOUBLE)
                         .cast(SQLDataType.VARCHAR)
                         .concat(CHANNEL_ACCOUNTS.PUBLIC_KEY))
                 : DSL.rand();
-        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY)
+        return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.BUCKET)
                 .from(CHANNEL_ACCOUNTS)
-                .where(ChannelAccountPool.acquirable())
+                .where(unleased(bucket))
                 .and(inBucket)
                 .orderBy(order)
                 .limit(DSL.inline(1))
                 .forUpdate()
+                .of(CHANNEL_ACCOUNTS)
                 .skipLocked();
     }
 
     /**
-     * Held by {@code owner} and not expired. Compared with {@code clock_timestamp()}, not
+     * {@code owner}'s live lease of {@code key}. Compared with {@code clock_timestamp()}, not
      * {@code now()}: inside a long caller transaction {@code now()} is when it began, and a lease
      * that expired since must not be released as if it were still held.
      */
-    private static Condition heldBy(Param<String> owner, Field<OffsetDateTime> clock) {
-        return CHANNEL_ACCOUNTS
+    private static Condition heldBy(Param<String> key, Param<String> owner, Field<OffsetDateTime> clock) {
+        return CHANNEL_ACCOUNT_LEASES
                 .PUBLIC_KEY
-                .eq(DSL.param(KEY, SQLDataType.VARCHAR))
-                .and(CHANNEL_ACCOUNTS.LOCKED_BY.eq(owner))
-                .and(CHANNEL_ACCOUNTS.LOCKED_UNTIL.gt(clock));
+                .eq(key)
+                .and(CHANNEL_ACCOUNT_LEASES.LOCKED_BY.eq(owner))
+                .and(live(CHANNEL_ACCOUNT_LEASES, clock));
     }
 
     /**
@@ -230,13 +329,23 @@ final class PoolStatements {
         return DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
     }
 
-    /** Maps a row returned by {@link #acquire}. */
+    /** Maps a row returned by {@link #lease}. */
     static ChannelAccount account(ResultSet row) throws SQLException {
         return new ChannelAccount(
-                row.getString(CHANNEL_ACCOUNTS.PUBLIC_KEY.getName()),
-                row.getString(CHANNEL_ACCOUNTS.LOCKED_BY.getName()),
-                row.getObject(CHANNEL_ACCOUNTS.LOCKED_AT.getName(), OffsetDateTime.class),
-                row.getObject(CHANNEL_ACCOUNTS.LOCKED_UNTIL.getName(), OffsetDateTime.class),
-                row.getLong(CHANNEL_ACCOUNTS.FENCE.getName()));
+                row.getString(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY.getName()),
+                row.getString(CHANNEL_ACCOUNT_LEASES.LOCKED_BY.getName()),
+                row.getObject(CHANNEL_ACCOUNT_LEASES.LOCKED_AT.getName(), OffsetDateTime.class),
+                row.getObject(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.getName(), OffsetDateTime.class),
+                row.getLong(CHANNEL_ACCOUNT_LEASES.FENCE.getName()));
+    }
+
+    /** Maps a row returned by {@link #pick}: the key, the bucket, the transaction's isolation. */
+    record Picked(String publicKey, int bucket, String isolation) {
+        static Picked of(ResultSet row) throws SQLException {
+            return new Picked(
+                    row.getString(CHANNEL_ACCOUNTS.PUBLIC_KEY.getName()),
+                    row.getInt(CHANNEL_ACCOUNTS.BUCKET.getName()),
+                    row.getString(ISOLATION));
+        }
     }
 }

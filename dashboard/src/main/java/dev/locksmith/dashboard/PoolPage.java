@@ -1,7 +1,9 @@
 package dev.locksmith.dashboard;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 
+import dev.locksmith.codegen.tables.ChannelAccountLeasesTable;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -14,9 +16,10 @@ import org.jooq.Result;
 import org.jooq.impl.DSL;
 
 /**
- * The channel account pool: idle, leased and expired accounts, each counted up to the cap on its
- * own index; the lease holders among the leases that expire first; the leases expiring soonest,
- * and the ones that expired most recently.
+ * The channel account pool: idle accounts (no lease, or the latest one released), live leases and
+ * expired ones (of accounts not leased again since), each counted up to the cap; the lease holders among the leases
+ * that expire first; the leases expiring soonest, and the ones that expired most recently. Leases
+ * are rows of {@code channel_account_leases}, read by its {@code (public_key, locked_until)} index.
  */
 final class PoolPage {
 
@@ -31,9 +34,36 @@ final class PoolPage {
         this.reads = reads;
     }
 
-    private static Field<Integer> cappedCount(Condition where, int cap) {
-        return DSL.field(DSL.selectCount()
-                .from(DSL.selectOne().from(CHANNEL_ACCOUNTS).where(where).limit(DSL.inline(cap))));
+    private static Field<Integer> cappedCount(org.jooq.Table<?> table, Condition where, int cap) {
+        return DSL.field(
+                DSL.selectCount().from(DSL.selectOne().from(table).where(where).limit(DSL.inline(cap))));
+    }
+
+    /** A lease not released (a release ends the row, which stays as the account's last use). */
+    private static Condition held(ChannelAccountLeasesTable l) {
+        return l.RELEASED_AT.isNull();
+    }
+
+    /** The latest lease of its account: no later one (by fence) since. */
+    private static Condition latest(ChannelAccountLeasesTable l) {
+        ChannelAccountLeasesTable later = CHANNEL_ACCOUNT_LEASES.as("later");
+        return DSL.notExists(DSL.selectOne()
+                .from(later)
+                .where(later.PUBLIC_KEY.eq(l.PUBLIC_KEY))
+                .and(later.BUCKET.eq(l.BUCKET))
+                .and(later.FENCE.gt(l.FENCE)));
+    }
+
+    /** An expired lease that is its account's latest (the account not leased again since). */
+    private static Condition expired(Field<OffsetDateTime> now) {
+        return held(CHANNEL_ACCOUNT_LEASES)
+                .and(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.lt(now))
+                .and(latest(CHANNEL_ACCOUNT_LEASES));
+    }
+
+    /** A live lease: not released, not expired. */
+    private static Condition live(Field<OffsetDateTime> now) {
+        return held(CHANNEL_ACCOUNT_LEASES).and(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.ge(now));
     }
 
     record Counts(int idle, int leased, int expired) {}
@@ -41,9 +71,17 @@ final class PoolPage {
     static Counts counts(DSLContext tx, int cap) {
         Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
         var r = tx.select(
-                        cappedCount(CHANNEL_ACCOUNTS.LOCKED_UNTIL.isNull(), cap),
-                        cappedCount(CHANNEL_ACCOUNTS.LOCKED_UNTIL.ge(now), cap),
-                        cappedCount(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(now), cap))
+                        cappedCount(
+                                CHANNEL_ACCOUNTS,
+                                DSL.notExists(DSL.selectOne()
+                                        .from(CHANNEL_ACCOUNT_LEASES)
+                                        .where(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
+                                        .and(CHANNEL_ACCOUNT_LEASES.BUCKET.eq(CHANNEL_ACCOUNTS.BUCKET))
+                                        .and(held(CHANNEL_ACCOUNT_LEASES))
+                                        .and(latest(CHANNEL_ACCOUNT_LEASES))),
+                                cap),
+                        cappedCount(CHANNEL_ACCOUNT_LEASES, live(now), cap),
+                        cappedCount(CHANNEL_ACCOUNT_LEASES, expired(now), cap))
                 .fetchSingle();
         return new Counts(r.value1(), r.value2(), r.value3());
     }
@@ -53,40 +91,40 @@ final class PoolPage {
         Html live = reads.section("channel accounts", () -> {
             Counts counts = reads.run(tx -> counts(tx, cap));
             Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
-            var soonest = DSL.select(CHANNEL_ACCOUNTS.LOCKED_BY, CHANNEL_ACCOUNTS.LOCKED_UNTIL)
-                    .from(CHANNEL_ACCOUNTS)
-                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.ge(now))
-                    .orderBy(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
+            var soonest = DSL.select(CHANNEL_ACCOUNT_LEASES.LOCKED_BY, CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL)
+                    .from(CHANNEL_ACCOUNT_LEASES)
+                    .where(live(now))
+                    .orderBy(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL)
                     .limit(DSL.inline(HOLDER_SAMPLE))
                     .asTable("leases");
-            Field<String> holder = soonest.field(CHANNEL_ACCOUNTS.LOCKED_BY);
+            Field<String> holder = soonest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_BY);
             Result<? extends Record> holders = reads.run(
-                    tx -> tx.select(holder, DSL.count(), DSL.min(soonest.field(CHANNEL_ACCOUNTS.LOCKED_UNTIL)))
+                    tx -> tx.select(holder, DSL.count(), DSL.min(soonest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL)))
                             .from(soonest)
                             .groupBy(holder)
                             .orderBy(DSL.count().desc(), holder)
                             .limit(DSL.inline(LIST))
                             .fetch());
             Result<? extends Record> expiring = reads.run(tx -> tx.select(
-                            CHANNEL_ACCOUNTS.PUBLIC_KEY,
-                            CHANNEL_ACCOUNTS.LOCKED_BY,
-                            CHANNEL_ACCOUNTS.LOCKED_AT,
-                            CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                            CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY,
+                            CHANNEL_ACCOUNT_LEASES.LOCKED_BY,
+                            CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
+                            CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                             now.as("now"))
-                    .from(CHANNEL_ACCOUNTS)
-                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.ge(now))
-                    .orderBy(CHANNEL_ACCOUNTS.LOCKED_UNTIL)
+                    .from(CHANNEL_ACCOUNT_LEASES)
+                    .where(live(now))
+                    .orderBy(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL)
                     .limit(DSL.inline(LIST))
                     .fetch());
             Result<? extends Record> expired = reads.run(tx -> tx.select(
-                            CHANNEL_ACCOUNTS.PUBLIC_KEY,
-                            CHANNEL_ACCOUNTS.LOCKED_BY,
-                            CHANNEL_ACCOUNTS.LOCKED_AT,
-                            CHANNEL_ACCOUNTS.LOCKED_UNTIL,
+                            CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY,
+                            CHANNEL_ACCOUNT_LEASES.LOCKED_BY,
+                            CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
+                            CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                             now.as("now"))
-                    .from(CHANNEL_ACCOUNTS)
-                    .where(CHANNEL_ACCOUNTS.LOCKED_UNTIL.lt(now))
-                    .orderBy(CHANNEL_ACCOUNTS.LOCKED_UNTIL.desc())
+                    .from(CHANNEL_ACCOUNT_LEASES)
+                    .where(expired(now))
+                    .orderBy(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.desc())
                     .limit(DSL.inline(LIST))
                     .fetch());
             List<Html> holderRows = new ArrayList<>();
@@ -132,14 +170,14 @@ final class PoolPage {
         }
         List<Html> out = new ArrayList<>();
         for (Record r : rows) {
-            OffsetDateTime until = r.get(CHANNEL_ACCOUNTS.LOCKED_UNTIL);
+            OffsetDateTime until = r.get(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL);
             OffsetDateTime now = r.get("now", OffsetDateTime.class);
             Duration left = Duration.between(now, until);
             out.add(Html.of(
                     "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    r.get(CHANNEL_ACCOUNTS.PUBLIC_KEY),
-                    r.get(CHANNEL_ACCOUNTS.LOCKED_BY),
-                    Format.time(r.get(CHANNEL_ACCOUNTS.LOCKED_AT)),
+                    r.get(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY),
+                    r.get(CHANNEL_ACCOUNT_LEASES.LOCKED_BY),
+                    Format.time(r.get(CHANNEL_ACCOUNT_LEASES.LOCKED_AT)),
                     Format.time(until),
                     left.isNegative() ? Format.age(left.negated()) + " ago" : "in " + Format.age(left)));
         }

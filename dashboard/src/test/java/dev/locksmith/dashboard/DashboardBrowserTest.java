@@ -194,7 +194,7 @@ class DashboardBrowserTest {
                             try (Statement s = blocked.createStatement()) {
                                 s.execute("SELECT set_config('lock_timeout', '30s', true)");
                                 s.execute(
-                                        "UPDATE locksmith.channel_accounts SET locked_by = locked_by WHERE public_key = 'GA-0001'");
+                                        "UPDATE locksmith.channel_accounts SET updated_at = updated_at WHERE public_key = 'GA-0001'");
                             }
                             return null;
                         });

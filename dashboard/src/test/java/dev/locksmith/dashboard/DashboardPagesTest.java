@@ -1,6 +1,7 @@
 package dev.locksmith.dashboard;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_HISTORY;
@@ -370,6 +371,7 @@ class DashboardPagesTest {
                 .doesNotContain(IMG);
         dsl.deleteFrom(LOCK_WAIT_EVENT).execute();
         dsl.deleteFrom(DEADLOCK_EVENT).execute();
+        dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         dsl.deleteFrom(SCHEDULES).execute();
     }

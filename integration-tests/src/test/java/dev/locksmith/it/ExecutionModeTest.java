@@ -1,6 +1,7 @@
 package dev.locksmith.it;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -57,6 +58,7 @@ class ExecutionModeTest extends DatabaseTest {
     @BeforeEach
     void userConfiguration() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         userDsl = DSL.using(new DefaultConfiguration()
                 .set(recording.wrap(pool))
@@ -75,9 +77,22 @@ class ExecutionModeTest extends DatabaseTest {
     private Observed observe(Runnable operation) {
         recording.clear();
         operation.run();
-        Observed observed = new Observed(recording.sent(), recording.seen());
+        Observed observed = new Observed(
+                recording.sent().stream().filter(sql -> !upkeep(sql)).toList(),
+                recording.seen().stream().filter(seen -> !upkeep(seen.sql())).toList());
         recording.clear();
         return observed;
+    }
+
+    /**
+     * The pool's look at its lease generations (the layout, the role's rights, the slots' sizes),
+     * which an acquisition makes at most once a second per pool after its own statements: upkeep,
+     * not one of the hot statements compared here.
+     */
+    private static boolean upkeep(String sql) {
+        return sql.contains("pg_catalog.pg_namespace")
+                || sql.contains("has_sequence_privilege")
+                || sql.contains("pg_sequence_last_value");
     }
 
     /** Runs one of each hot operation on repositories built with {@code repositoryDsl}. */
@@ -176,17 +191,18 @@ class ExecutionModeTest extends DatabaseTest {
                         "delete jobs [[" + job.id() + "], " + GenerationSeams.slot(job) + ", [" + job.leaseId() + "]]");
         assertThat(summaries(ops.get("claimInTransaction"))).containsExactly("delete jobs [it-q]");
 
-        List<Object> acquire = ops.get("acquire").seen().get(0).binds();
-        assertThat(ops.get("acquire").seen()).hasSize(1);
-        assertThat(summary(ops.get("acquire").seen().get(0)))
-                .startsWith("update channel_accounts [owner-1, 0:00:30.000000, [");
-        assertThat((Object[]) acquire.get(2)).hasSize(8); // the random probes
-        assertThat(acquire.get(3))
-                .isInstanceOf(Double.class)
-                .isEqualTo(acquire.get(4)); // the random start, in both branches
+        // the pick (an account locked), then the lease inserted, in one transaction
+        List<Object> pick = ops.get("acquire").seen().get(0).binds();
+        assertThat(ops.get("acquire").seen()).hasSize(2);
+        assertThat(summary(ops.get("acquire").seen().get(0))).startsWith("select channel_accounts [[");
+        assertThat((Object[]) pick.get(0)).hasSize(8); // the random probes
+        assertThat(pick.get(1)).isInstanceOf(Double.class).isEqualTo(pick.get(2)); // the random start, in both branches
+        assertThat(summary(ops.get("acquire").seen().get(1)))
+                .isEqualTo("insert channel_account_leases [" + key + ", owner-1, 0:00:30.000000, " + key + "]");
         assertThat(summaries(ops.get("extend")))
-                .containsExactly("update channel_accounts [0:01:00.000000, " + key + ", owner-1]");
-        assertThat(summaries(ops.get("release"))).containsExactly("update channel_accounts [" + key + ", owner-1]");
+                .containsExactly("update channel_account_leases [0:01:00.000000, " + key + ", owner-1]");
+        assertThat(summaries(ops.get("release")))
+                .containsExactly("update channel_account_leases [" + key + ", owner-1]");
 
         long a = from.id();
         long b = to.id();

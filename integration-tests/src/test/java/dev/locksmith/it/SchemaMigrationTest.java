@@ -20,10 +20,11 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 36;
+    static final int CHANGE_SETS = 38;
 
     static final Set<String> TABLES = Set.of(
             "channel_accounts",
+            "channel_account_leases",
             "jobs",
             "job_history",
             "job_unique_keys",
@@ -97,6 +98,8 @@ class SchemaMigrationTest {
                         "pool-005-channel-accounts-bucket",
                         "pool-006-citus-distribute-channel-accounts",
                         "pool-007-channel-accounts-fence",
+                        "pool-008-channel-account-leases",
+                        "pool-009-citus-distribute-channel-account-leases",
                         "accounts-000-schema",
                         "accounts-001-move-accounts-from-0.1",
                         "accounts-002-accounts",

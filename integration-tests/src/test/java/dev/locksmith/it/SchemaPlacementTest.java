@@ -104,6 +104,11 @@ class SchemaPlacementTest {
                         "accounts",
                         "account_transfers",
                         "channel_accounts",
+                        "channel_account_leases",
+                        "channel_account_leases_slot0",
+                        "channel_account_leases_slot1",
+                        "channel_account_leases_slot2",
+                        "channel_account_leases_slot3",
                         "lock_wait_event",
                         "deadlock_event");
 
@@ -334,6 +339,11 @@ class SchemaPlacementTest {
                         "accounts",
                         "account_transfers",
                         "channel_accounts",
+                        "channel_account_leases",
+                        "channel_account_leases_slot0",
+                        "channel_account_leases_slot1",
+                        "channel_account_leases_slot2",
+                        "channel_account_leases_slot3",
                         "lock_wait_event",
                         "deadlock_event");
         Map<String, Object> counts = dsl.fetchOne("SELECT (SELECT count(*) FROM locksmith.jobs) AS jobs, "

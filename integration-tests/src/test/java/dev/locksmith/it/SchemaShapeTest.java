@@ -45,7 +45,7 @@ class SchemaShapeTest extends DatabaseTest {
         assertThat(columnType("jobs", "priority")).isEqualTo("smallint");
         assertThat(columnType("accounts", "balance")).isEqualTo("numeric(20,2)");
         assertThat(columnType("accounts", "version")).isEqualTo("bigint");
-        assertThat(columnType("channel_accounts", "locked_until")).isEqualTo("timestamp with time zone");
+        assertThat(columnType("channel_account_leases", "locked_until")).isEqualTo("timestamp with time zone");
         assertThat(columnType("lock_wait_event", "waiter_txn_id")).isEqualTo("uuid");
         assertThat(columnType("lock_wait_event", "resource_id")).isEqualTo("character varying(256)");
         assertThat(columnType("deadlock_event", "txn_ids")).isEqualTo("jsonb");
@@ -92,7 +92,9 @@ class SchemaShapeTest extends DatabaseTest {
                 .contains("ordering_key IS NOT NULL")
                 .contains("'pending'", "'running'");
         Map<String, String> pool = indexes("channel_accounts");
-        assertThat(pool.get("channel_accounts_idle_idx")).contains("(slot)").contains("WHERE (locked_until IS NULL)");
+        assertThat(pool).doesNotContainKey("channel_accounts_idle_idx");
+        assertThat(indexes("channel_account_leases").get("channel_account_leases_key_idx"))
+                .contains("(public_key, locked_until)");
         assertThat(pool.get("channel_accounts_slot_idx")).startsWith("CREATE UNIQUE INDEX");
         Map<String, String> waits = indexes("lock_wait_event");
         assertThat(waits.get("lock_wait_event_resource_idx")).contains("(resource_id, wait_start)");

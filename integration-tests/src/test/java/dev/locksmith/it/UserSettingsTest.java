@@ -3,6 +3,7 @@ package dev.locksmith.it;
 import static dev.locksmith.codegen.Tables.ACCOUNTS;
 import static dev.locksmith.codegen.Tables.ACCOUNT_TRANSFERS;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -111,6 +112,7 @@ class UserSettingsTest extends DatabaseTest {
     @BeforeEach
     void clean() {
         dsl.deleteFrom(JOBS).execute();
+        dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         dsl.deleteFrom(ACCOUNT_TRANSFERS).execute();
         dsl.deleteFrom(LOCK_WAIT_EVENT).execute();

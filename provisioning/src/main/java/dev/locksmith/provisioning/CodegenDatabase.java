@@ -85,7 +85,7 @@ public final class CodegenDatabase {
                       <name>org.jooq.meta.postgres.PostgresDatabase</name>
                       <inputSchema>locksmith</inputSchema>
                       <includes>.*</includes>
-                      <excludes>databasechangelog|databasechangeloglock|job_history_.*|jobs_slot[0-9]+|jobs_unique_key_take|jobs_unique_key_give_back</excludes>
+                      <excludes>databasechangelog|databasechangeloglock|job_history_.*|jobs_slot[0-9]+|channel_account_leases_slot[0-9]+|jobs_unique_key_take|jobs_unique_key_give_back</excludes>
                     </database>
                     <generate>
                       <records>true</records>

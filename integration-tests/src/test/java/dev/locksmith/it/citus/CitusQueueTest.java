@@ -65,7 +65,8 @@ class CitusQueueTest extends CitusTest {
                         schema + ".job_history distributed shard",
                         schema + ".accounts distributed id",
                         schema + ".account_transfers distributed transfer_id",
-                        schema + ".channel_accounts distributed bucket");
+                        schema + ".channel_accounts distributed bucket",
+                        schema + ".channel_account_leases distributed bucket");
         assertThat(jobShards()).isEqualTo(32);
     }
 

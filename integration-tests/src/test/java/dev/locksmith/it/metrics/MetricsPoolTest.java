@@ -1,6 +1,7 @@
 package dev.locksmith.it.metrics;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.support.CountingContext;
@@ -22,6 +23,7 @@ class MetricsPoolTest extends MetricsDatabaseTest {
 
     @BeforeEach
     void emptyPool() {
+        dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
     }
 
@@ -51,7 +53,7 @@ class MetricsPoolTest extends MetricsDatabaseTest {
         ChannelAccount released = pool.acquire(MINUTE, "released").orElseThrow();
         ChannelAccount lapsed = pool.acquire(MINUTE, "lapsed").orElseThrow();
         dsl.execute(
-                "UPDATE locksmith.channel_accounts SET locked_until = now() - interval '1 second' WHERE public_key = ?",
+                "UPDATE locksmith.channel_account_leases SET locked_until = now() - interval '1 second' WHERE public_key = ?",
                 lapsed.publicKey());
         MockClock clock = new MockClock();
         SimpleMeterRegistry gauges = new SimpleMeterRegistry(SimpleConfig.DEFAULT, clock);

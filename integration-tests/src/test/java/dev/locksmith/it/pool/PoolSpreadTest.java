@@ -1,6 +1,7 @@
 package dev.locksmith.it.pool;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.it.support.DatabaseTest;
@@ -35,6 +36,7 @@ class PoolSpreadTest extends DatabaseTest {
 
     @BeforeEach
     void fullPool() {
+        dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         pool = new ChannelAccountPool(dsl);
         keys = IntStream.range(0, ACCOUNTS)
@@ -48,11 +50,19 @@ class PoolSpreadTest extends DatabaseTest {
         List<String> shuffled = new ArrayList<>(keys);
         Collections.shuffle(shuffled, new Random(11));
         List<String> leased = shuffled.subList(0, ACCOUNTS / 2);
-        dsl.update(CHANNEL_ACCOUNTS)
-                .set(CHANNEL_ACCOUNTS.LOCKED_BY, "long-lease")
-                .set(CHANNEL_ACCOUNTS.LOCKED_AT, DSL.currentOffsetDateTime())
-                .set(CHANNEL_ACCOUNTS.LOCKED_UNTIL, DSL.currentOffsetDateTime().plus(1))
-                .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(leased))
+        dsl.insertInto(
+                        CHANNEL_ACCOUNT_LEASES,
+                        CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY,
+                        CHANNEL_ACCOUNT_LEASES.LOCKED_BY,
+                        CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
+                        CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL)
+                .select(DSL.select(
+                                CHANNEL_ACCOUNTS.PUBLIC_KEY,
+                                DSL.inline("long-lease"),
+                                DSL.currentOffsetDateTime(),
+                                DSL.currentOffsetDateTime().plus(1))
+                        .from(CHANNEL_ACCOUNTS)
+                        .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.in(leased)))
                 .execute();
         List<String> idle = shuffled.subList(ACCOUNTS / 2, ACCOUNTS);
 

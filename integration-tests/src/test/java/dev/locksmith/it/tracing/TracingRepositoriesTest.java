@@ -1,6 +1,7 @@
 package dev.locksmith.it.tracing;
 
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static dev.locksmith.it.support.SpanRecorder.DB_SYSTEM;
 import static dev.locksmith.it.support.SpanRecorder.ERROR_TYPE;
 import static dev.locksmith.it.support.SpanRecorder.OUTCOME;
@@ -46,6 +47,7 @@ class TracingRepositoriesTest extends DatabaseTest {
 
     @BeforeEach
     void setUp() {
+        dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES).execute();
         dsl.deleteFrom(CHANNEL_ACCOUNTS).execute();
         spans = new SpanRecorder();
         traced = Locksmith.builder(dsl).observer(spans.tracing()).build().dsl();

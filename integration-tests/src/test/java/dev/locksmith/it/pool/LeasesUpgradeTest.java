@@ -1,0 +1,97 @@
+package dev.locksmith.it.pool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.locksmith.it.support.TestPostgres;
+import dev.locksmith.pool.ChannelAccount;
+import dev.locksmith.pool.ChannelAccountPool;
+import dev.locksmith.provisioning.ScratchDatabase;
+import dev.locksmith.schema.AppliedChangeSet;
+import dev.locksmith.schema.LocksmithSchema;
+import dev.locksmith.schema.SchemaModule;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Change set {@code pool-008-channel-account-leases} on a pool in use: leases that lived in the
+ * accounts' rows move to {@code channel_account_leases} with their holders, expiries and fences;
+ * an expired one is not carried (its account is idle); new fences start above every old one. Its
+ * rollback carries live leases back into the accounts' rows.
+ */
+class LeasesUpgradeTest {
+
+    private static final Duration MINUTE = Duration.ofMinutes(1);
+
+    private ScratchDatabase database;
+    private HikariDataSource pool;
+    private DSLContext dsl;
+
+    @BeforeEach
+    void emptyDatabase() {
+        database = TestPostgres.freshEmpty("leases_upgrade");
+        pool = TestPostgres.pool(database, 4);
+        dsl = DSL.using(pool, SQLDialect.POSTGRES);
+    }
+
+    @AfterEach
+    void dropDatabase() {
+        pool.close();
+        TestPostgres.drop(database);
+    }
+
+    @Test
+    void liveLeasesMoveOverWithTheirHoldersAndFencesAndBackOnRollback() {
+        LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.POOL));
+        ChannelAccountPool accounts = new ChannelAccountPool(dsl);
+        accounts.register(dsl, List.of("GROLLED"));
+        ChannelAccount rolled = accounts.acquire(MINUTE, "before-rollback").orElseThrow();
+
+        List<AppliedChangeSet> remaining = LocksmithSchema.rollback(pool, 2);
+        assertThat(remaining).extracting(AppliedChangeSet::id).last().isEqualTo("pool-007-channel-accounts-fence");
+        Record back =
+                dsl.fetchOne("SELECT locked_by, fence FROM locksmith.channel_accounts WHERE public_key = 'GROLLED'");
+        assertThat(back.get("locked_by", String.class)).isEqualTo("before-rollback");
+        assertThat(back.get("fence", Long.class)).isEqualTo(rolled.fence());
+
+        // the pool as the previous release left it: leased, expired and idle accounts
+        dsl.execute("INSERT INTO locksmith.channel_accounts (public_key, locked_by, locked_at, locked_until, fence)"
+                + " VALUES ('GLEASED', 'holder-1', now(), now() + interval '10 minutes', 41),"
+                + " ('GLAPSED', 'holder-2', now() - interval '2 minutes', now() - interval '1 minute', 7)");
+        dsl.execute("INSERT INTO locksmith.channel_accounts (public_key, fence) VALUES ('GIDLE', 3)");
+
+        LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.POOL));
+        ChannelAccountPool upgraded = new ChannelAccountPool(dsl);
+
+        ChannelAccount leased = upgraded.find(dsl, "GLEASED").orElseThrow();
+        assertThat(leased.holder()).contains("holder-1");
+        assertThat(leased.fence()).isEqualTo(41);
+        assertThat(upgraded.find(dsl, "GROLLED").orElseThrow().holder()).contains("before-rollback");
+        assertThat(upgraded.find(dsl, "GLAPSED").orElseThrow().holder()).isEmpty();
+        assertThat(upgraded.find(dsl, "GIDLE").orElseThrow().holder()).isEmpty();
+        assertThat(upgraded.stats().leased()).isEqualTo(2);
+
+        // the two idle accounts go to new holders, with fences above every old one
+        ChannelAccount first = upgraded.acquire(MINUTE, "new-1").orElseThrow();
+        ChannelAccount second = upgraded.acquire(MINUTE, "new-2").orElseThrow();
+        assertThat(List.of(first.publicKey(), second.publicKey())).containsExactlyInAnyOrder("GLAPSED", "GIDLE");
+        assertThat(first.fence()).isGreaterThan(41);
+        assertThat(second.fence()).isGreaterThan(first.fence());
+        assertThat(upgraded.acquire(MINUTE, "new-3")).isEmpty();
+
+        // the old holder still holds its lease: it releases it, and the account is acquirable
+        dsl.transaction(c -> upgraded.release(c.dsl(), "GLEASED", "holder-1"));
+        assertThat(upgraded.acquire(MINUTE, "new-3").orElseThrow().publicKey()).isEqualTo("GLEASED");
+        assertThat(dsl.fetchValue("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'locksmith'"
+                        + " AND table_name = 'channel_accounts' AND column_name IN ('locked_by', 'fence')"))
+                .isEqualTo(0L);
+    }
+}
