@@ -136,20 +136,7 @@ public final class HorizonBench {
                         ds, schema, options.rate(), options.batch(), options.generationMillis(), phases));
             }
             if (options.pool()) {
-                HorizonPool migrated =
-                        HorizonPool.asMigrated(ds, schema, options.poolAccounts(), options.poolRate(), phases);
-                loads.add(migrated);
-                if (!migrated.leasesIndexed()) {
-                    // a layout under trial: the one with indexes over leases beside it
-                    loads.add(HorizonPool.withIndexesOverLeases(
-                            ds,
-                            dsl,
-                            schema,
-                            schema + "_indexed_leases",
-                            options.poolAccounts(),
-                            options.poolRate(),
-                            phases));
-                }
+                loads.add(new HorizonPool(ds, schema, options.poolAccounts(), options.poolRate(), phases));
             }
             if (options.poolPrototype()) {
                 loads.add(new HorizonPoolRotating(

@@ -30,31 +30,39 @@ import org.jooq.DSLContext;
  */
 final class PoolWorkload implements Workload {
 
-    static final String SET_LEASE = "UPDATE channel_accounts SET locked_by = ?, locked_at = now(), "
-            + "locked_until = now() + ?::interval, updated_at = now() WHERE public_key = (";
-    static final String RETURNING = ") RETURNING public_key, locked_by, locked_at, locked_until";
+    /** No live lease of {@code %s}: not released, not expired. */
+    static final String UNLEASED = "NOT EXISTS (SELECT 1 FROM channel_account_leases l WHERE l.public_key = %s "
+            + "AND l.released_at IS NULL AND l.locked_until > now())";
+
     static final String SLOT_OF = "(SELECT min(slot) FROM channel_accounts) + floor(%s * ((SELECT max(slot) "
             + "FROM channel_accounts) - (SELECT min(slot) FROM channel_accounts) + 1))::bigint";
     static final String START = String.format(SLOT_OF, "?::float8");
     // The library binds its random start once and uses it in both branches; plain JDBC has
     // positional parameters only, so the raw statement takes it twice.
-    static final String SCAN = "SELECT b1.public_key FROM (SELECT public_key FROM channel_accounts "
-            + "WHERE locked_until IS NULL AND slot >= " + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b1 "
-            + "UNION ALL SELECT b2.public_key FROM (SELECT public_key FROM channel_accounts "
-            + "WHERE locked_until IS NULL AND slot < " + START + " ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) b2 "
-            + "UNION ALL SELECT b3.public_key FROM (SELECT public_key FROM channel_accounts WHERE locked_until < now() "
-            + "ORDER BY locked_until LIMIT 1 FOR UPDATE SKIP LOCKED) b3";
-    static final String RAW_RANDOM_START = SET_LEASE + "SELECT c.public_key FROM (" + SCAN + ") c LIMIT 1" + RETURNING;
-    static final String RAW_RANDOM_PROBES = SET_LEASE + "SELECT c.public_key FROM ("
+    static final String SCAN = "SELECT b1.public_key FROM (SELECT public_key FROM channel_accounts ca "
+            + "WHERE slot >= " + START + " AND " + String.format(UNLEASED, "ca.public_key")
+            + " ORDER BY slot LIMIT 1 FOR UPDATE OF ca SKIP LOCKED) b1 "
+            + "UNION ALL SELECT b2.public_key FROM (SELECT public_key FROM channel_accounts ca "
+            + "WHERE slot < " + START + " AND " + String.format(UNLEASED, "ca.public_key")
+            + " ORDER BY slot LIMIT 1 FOR UPDATE OF ca SKIP LOCKED) b2";
+    // The pick: statement 1 of an acquisition, an account without a live lease, locked
+    static final String RAW_RANDOM_START = "SELECT c.public_key FROM (" + SCAN + ") c LIMIT 1";
+    static final String RAW_RANDOM_PROBES = "SELECT c.public_key FROM ("
             + "SELECT b0.public_key FROM (SELECT ca.public_key FROM unnest(?::float8[]) WITH ORDINALITY AS p(u, ord) "
             + "JOIN channel_accounts ca ON ca.slot = " + String.format(SLOT_OF, "p.u")
-            + " WHERE ca.locked_until IS NULL OR ca.locked_until < now() ORDER BY ca.updated_at, p.ord LIMIT 1 "
-            + "FOR UPDATE OF ca SKIP LOCKED) b0 UNION ALL " + SCAN + ") c LIMIT 1" + RETURNING;
-    static final String RAW_ORDER_BY_RANDOM = SET_LEASE + "SELECT public_key FROM channel_accounts WHERE "
-            + "locked_until IS NULL OR locked_until < now() ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED"
-            + RETURNING;
-    static final String RAW_RELEASE = "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
-            + "locked_until = NULL, updated_at = now() WHERE public_key = ? AND locked_by = ? AND locked_until > clock_timestamp()";
+            + " WHERE " + String.format(UNLEASED, "ca.public_key")
+            + " ORDER BY (SELECT max(u.locked_until) FROM channel_account_leases u WHERE u.public_key = ca.public_key)"
+            + " NULLS FIRST, p.ord LIMIT 1 FOR UPDATE OF ca SKIP LOCKED) b0 UNION ALL " + SCAN + ") c LIMIT 1";
+    static final String RAW_ORDER_BY_RANDOM = "SELECT public_key FROM channel_accounts ca WHERE "
+            + String.format(UNLEASED, "ca.public_key") + " ORDER BY random() LIMIT 1 FOR UPDATE OF ca SKIP LOCKED";
+    // Statement 2, in the same transaction: the lease, unless a live one is there after all
+    static final String RAW_LEASE =
+            "INSERT INTO channel_account_leases (public_key, locked_by, locked_at, locked_until) "
+                    + "SELECT ?, ?, now(), now() + ?::interval WHERE " + String.format(UNLEASED, "?")
+                    + " RETURNING public_key";
+    static final String RAW_RELEASE = "UPDATE channel_account_leases SET locked_until = clock_timestamp(), "
+            + "released_at = clock_timestamp() WHERE public_key = ? AND locked_by = ? AND released_at IS NULL "
+            + "AND locked_until > clock_timestamp()";
     static final String HOLDER = "bench-hold";
     static final int PROBES = 8;
 
@@ -133,6 +141,7 @@ final class PoolWorkload implements Workload {
         Jdbc.autoCommit(ds, c -> {
             if (!state.equals(wanted)) {
                 Jdbc.update(c, "TRUNCATE channel_accounts RESTART IDENTITY");
+                Jdbc.update(c, "TRUNCATE channel_account_leases");
                 // each key in its bucket, as register puts it (0 on one server; on Citus the
                 // change set's md5 expression over the table's shards)
                 Jdbc.update(
@@ -153,21 +162,17 @@ final class PoolWorkload implements Workload {
                 // lease no run outlives.
                 Jdbc.update(
                         c,
-                        "UPDATE channel_accounts SET locked_by = ?, locked_at = now(), "
-                                + "locked_until = now() + interval '1 day' WHERE slot IN (SELECT slot FROM channel_accounts "
-                                + "ORDER BY md5(slot::text) LIMIT ?)",
+                        "INSERT INTO channel_account_leases (public_key, bucket, locked_by, locked_at, locked_until) "
+                                + "SELECT public_key, bucket, ?, now(), now() + interval '1 day' FROM channel_accounts "
+                                + "WHERE slot IN (SELECT slot FROM channel_accounts ORDER BY md5(slot::text) LIMIT ?)",
                         HOLDER,
                         (long) shape.size() * shape.leasedPercent() / 100);
                 state = wanted;
             } else {
                 // Every run starts from the same state: the long leases only, dead tuples vacuumed.
-                Jdbc.update(
-                        c,
-                        "UPDATE channel_accounts SET locked_by = NULL, locked_at = NULL, "
-                                + "locked_until = NULL WHERE locked_by <> ?",
-                        HOLDER);
+                Jdbc.update(c, "DELETE FROM channel_account_leases WHERE locked_by <> ?", HOLDER);
             }
-            Jdbc.update(c, "VACUUM ANALYZE channel_accounts");
+            Jdbc.update(c, "VACUUM ANALYZE channel_accounts, channel_account_leases");
             return null;
         });
     }
@@ -253,17 +258,17 @@ final class PoolWorkload implements Workload {
             };
         }
 
+        /** The library's two statements in plain JDBC: the pick, then the lease, in one transaction. */
         private String rawAcquire(String owner) throws Exception {
-            return Jdbc.autoCommit(ds, c -> {
+            return Jdbc.inTransaction(ds, c -> {
                 String sql = switch (strategy) {
                     case RANDOM_PROBES -> RAW_RANDOM_PROBES;
                     case RANDOM_START -> RAW_RANDOM_START;
                     case ORDER_BY_RANDOM -> RAW_ORDER_BY_RANDOM;
                 };
+                String picked;
                 try (PreparedStatement s = c.prepareStatement(sql)) {
                     int i = 1;
-                    s.setString(i++, owner);
-                    s.setString(i++, "60 seconds");
                     ThreadLocalRandom random = ThreadLocalRandom.current();
                     if (strategy == AcquireStrategy.RANDOM_PROBES) {
                         Double[] probes = new Double[PROBES];
@@ -277,6 +282,18 @@ final class PoolWorkload implements Workload {
                         s.setDouble(i++, r);
                         s.setDouble(i, r);
                     }
+                    try (ResultSet rs = s.executeQuery()) {
+                        picked = rs.next() ? rs.getString(1) : null;
+                    }
+                }
+                if (picked == null) {
+                    return null;
+                }
+                try (PreparedStatement s = c.prepareStatement(RAW_LEASE)) {
+                    s.setString(1, picked);
+                    s.setString(2, owner);
+                    s.setString(3, "60 seconds");
+                    s.setString(4, picked);
                     try (ResultSet rs = s.executeQuery()) {
                         return rs.next() ? rs.getString(1) : null;
                     }
@@ -298,7 +315,8 @@ final class PoolWorkload implements Workload {
             try {
                 Jdbc.autoCommit(ds, c -> {
                     try (PreparedStatement s = c.prepareStatement(
-                            "SELECT public_key FROM channel_accounts WHERE locked_by IS DISTINCT FROM ?")) {
+                            "SELECT public_key FROM channel_accounts a WHERE NOT EXISTS (SELECT 1 FROM "
+                                    + "channel_account_leases l WHERE l.public_key = a.public_key AND l.locked_by = ?)")) {
                         s.setString(1, HOLDER);
                         try (ResultSet rs = s.executeQuery()) {
                             while (rs.next()) {
