@@ -47,20 +47,19 @@ final class Acquisition {
         PoolStatements statements = this.statements.on(dsl);
         if (!statements.distributed) {
             Optional<ChannelAccount> acquired = acquireIn(statements, lease, holder, -1);
-            generations.stepIfDue();
+            generations.stepIfDue(false);
             return acquired;
         }
         // On Citus: one transaction of router statements per bucket, from a random one, until a
         // bucket has an idle account; an empty pool costs one per bucket
         int buckets = distribution.shards(dsl);
         int first = (int) Math.min(buckets - 1, Math.floor(random.getAsDouble() * buckets));
-        for (int i = 0; i < buckets; i++) {
-            Optional<ChannelAccount> acquired = acquireIn(statements, lease, holder, (first + i) % buckets);
-            if (acquired.isPresent()) {
-                return acquired;
-            }
+        Optional<ChannelAccount> acquired = Optional.empty();
+        for (int i = 0; i < buckets && acquired.isEmpty(); i++) {
+            acquired = acquireIn(statements, lease, holder, (first + i) % buckets);
         }
-        return Optional.empty();
+        generations.stepIfDue(true);
+        return acquired;
     }
 
     /**
@@ -111,11 +110,11 @@ final class Acquisition {
         if (picked.isEmpty()) {
             return Try.NONE_FREE;
         }
-        if ("repeatable read".equals(picked.get().isolation())) {
-            throw new IllegalStateException("ChannelAccountPool.acquire cannot join a REPEATABLE READ transaction:"
-                    + " the look for a live lease after the account's lock would reuse the transaction's snapshot"
-                    + " and could miss a lease taken meanwhile; acquire outside it, or in READ COMMITTED or"
-                    + " SERIALIZABLE");
+        if (!"read committed".equals(picked.get().isolation())) {
+            throw new IllegalStateException("ChannelAccountPool.acquire needs READ COMMITTED, not "
+                    + picked.get().isolation() + " (a transaction it joined, or the connections' default): in any"
+                    + " other the look for a live lease after the account's lock reuses the transaction's snapshot"
+                    + " and could miss a lease taken meanwhile");
         }
         Binds leaseBinds = statements
                 .lease

@@ -188,9 +188,10 @@ public final class ChannelAccountPool {
      *     ignored; empty sends nothing
      * @return how many were removed
      * @throws IllegalArgumentException for an invalid key, before anything is deleted
-     * @throws IllegalStateException when {@code tx} is a REPEATABLE READ transaction: its snapshot
-     *     predates the locks, so it could miss a lease taken meanwhile and remove a leased account
-     *     (READ COMMITTED and SERIALIZABLE are safe)
+     * @throws IllegalStateException when {@code tx} is a REPEATABLE READ or SERIALIZABLE
+     *     transaction: its snapshot predates the locks, so it could miss a lease taken meanwhile
+     *     (by an acquisition in READ COMMITTED, which SERIALIZABLE's checks do not see) and remove a
+     *     leased account
      */
     public int remove(DSLContext tx, Collection<String> publicKeys) {
         DSLContext ctx = schema.on(tx);
@@ -198,20 +199,28 @@ public final class ChannelAccountPool {
         if (keys.isEmpty()) {
             return 0;
         }
+        return inTransaction(ctx, c -> removeLocked(c, keys));
+    }
+
+    /**
+     * Runs {@code body} in the caller's transaction, or in one of its own when {@code ctx} is in
+     * auto-commit mode (a body of several statements that rely on a lock taken by the first).
+     */
+    private static <T> T inTransaction(DSLContext ctx, java.util.function.Function<DSLContext, T> body) {
         boolean autoCommit = Errors.translating(() -> ctx.connectionResult(Connection::getAutoCommit));
         if (autoCommit) {
-            return Errors.translating(() -> ctx.transactionResult(c -> removeLocked(c.dsl(), keys)));
+            return Errors.translating(() -> ctx.transactionResult(c -> body.apply(c.dsl())));
         }
-        return removeLocked(ctx, keys);
+        return body.apply(ctx);
     }
 
     private int removeLocked(DSLContext ctx, Set<String> keys) {
         String isolation = Errors.translating(
                 () -> ctx.fetchValue(DSL.field("current_setting('transaction_isolation')", String.class)));
-        if ("repeatable read".equals(isolation)) {
-            throw new IllegalStateException("ChannelAccountPool.remove cannot run in a REPEATABLE READ transaction:"
-                    + " its snapshot predates the accounts' locks and could miss a lease taken meanwhile;"
-                    + " use READ COMMITTED or SERIALIZABLE");
+        if (!"read committed".equals(isolation)) {
+            throw new IllegalStateException("ChannelAccountPool.remove needs a READ COMMITTED transaction, not "
+                    + isolation + ": in any other the look for a live lease after the accounts' locks reuses the"
+                    + " transaction's snapshot, and could miss a lease taken meanwhile");
         }
         int buckets = distribution.shards(ctx);
         Map<Integer, List<String>> byBucket = new LinkedHashMap<>();
@@ -385,7 +394,10 @@ public final class ChannelAccountPool {
      * longer, its expiry stays as it is ({@code greatest(locked_until, clock_timestamp() + lease)}).
      * The clock is read when the statement runs, not when the caller's transaction began
      * ({@code now()}), so an extension late in a long transaction is measured from the moment it
-     * is made. Locks the row until the caller's transaction ends.
+     * is made. Locks the account's row ({@code FOR KEY SHARE}: an acquirer passes it over
+     * meanwhile, and one that holds it already is waited for, after which an expired lease stays
+     * expired) and the lease's row until the caller's transaction ends; in a transaction of its own
+     * when {@code tx} is in auto-commit mode.
      *
      * @param tx the caller's transaction (or an auto-commit context)
      * @param publicKey the account's key
@@ -400,7 +412,16 @@ public final class ChannelAccountPool {
         String key = validKey(publicKey);
         String holder = validOwner(owner);
         requireLease(lease);
+        return inTransaction(ctx, c -> extendLocked(c, key, holder, lease));
+    }
+
+    /** {@link #extend} in a transaction: the account locked, then the lease's expiry moved. */
+    private OffsetDateTime extendLocked(DSLContext ctx, String key, String holder, Duration lease) {
         PoolStatements statements = statements(ctx);
+        statements.lockAccount.fetch(
+                ctx,
+                inBucket(statements, statements.lockAccount.binds().set(PoolStatements.KEY, key), ctx, key),
+                row -> 1);
         Binds binds = inBucket(
                 statements,
                 statements

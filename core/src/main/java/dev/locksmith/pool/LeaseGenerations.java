@@ -40,11 +40,11 @@ final class LeaseGenerations {
     private static final Logger LOG = System.getLogger(ChannelAccountPool.class.getName());
 
     /**
-     * The current slot is full from this size on: about 2,000 leases, each leaving one dead row
-     * version once released. While something holds the MVCC horizon back, every acquisition's
-     * look for an account's live lease steps over the dead ones of its account in the slots not
-     * yet truncated, so the slots are kept small; while VACUUM keeps up, a slot seldom grows this
-     * large and the generation seldom moves.
+     * The current slot is full from this size on: about 2,000 leases (a released lease's row
+     * stays, ended, and its release leaves a dead version). While something holds the MVCC horizon
+     * back, every acquisition's look for an account's live lease steps over the dead ones of its
+     * account in the slots not yet truncated, so the slots are kept small; with or without a held
+     * horizon the generation moves about every 2,000 leases.
      */
     static final long FULL_BYTES = 256L << 10;
 
@@ -57,6 +57,12 @@ final class LeaseGenerations {
     /** How often a pool looks at its generations: one statement a second at most. */
     static final Duration LOOK_EVERY = Duration.ofSeconds(1);
 
+    /**
+     * Where the slots are not turned, a lease that ended or ran out this long ago is deleted
+     * ({@link #prune()}); until then it records its account's last use for the pick.
+     */
+    static final Duration PRUNE_AFTER = Duration.ofMinutes(1);
+
     /** The most leases moved or dropped out of the oldest slot at a time. */
     static final int MOVE_BATCH = 1_000;
 
@@ -67,6 +73,10 @@ final class LeaseGenerations {
     private final RotatingPartitions partitions;
     private final AtomicLong lookedAt = new AtomicLong();
     private final AtomicBoolean warned = new AtomicBoolean();
+    /** Each slot's pages when this pool last analyzed it (0: not since the slot was last emptied). */
+    private final java.util.concurrent.atomic.AtomicLongArray triedAt =
+            new java.util.concurrent.atomic.AtomicLongArray(RotatingPartitions.SLOTS);
+
     private volatile @Nullable Boolean mayTurn;
 
     /**
@@ -89,17 +99,28 @@ final class LeaseGenerations {
     }
 
     /**
-     * Runs {@link #step()} if this pool has not looked for {@link #LOOK_EVERY}, in the calling
-     * thread; a failure is logged, never thrown (the caller's acquisition has succeeded already).
+     * Runs {@link #step()} (on Citus, {@link #prune()}) if this pool has not looked for
+     * {@link #LOOK_EVERY}, in the calling thread, unless the pool's {@code DSLContext} is inside a
+     * caller's transaction (the turn's statements would run in it); a failure is logged, never
+     * thrown (the caller's acquisition has succeeded already).
+     *
+     * @param distributed whether the lease table is Citus's (not turned: pruned)
      */
-    void stepIfDue() {
+    void stepIfDue(boolean distributed) {
         long now = System.nanoTime();
         long last = lookedAt.get();
         if ((last != 0 && now - last < LOOK_EVERY.toNanos()) || !lookedAt.compareAndSet(last, now == 0 ? 1 : now)) {
             return;
         }
         try {
-            step();
+            if (!Errors.translating(() -> dsl.connectionResult(java.sql.Connection::getAutoCommit))) {
+                return;
+            }
+            if (distributed) {
+                prune();
+            } else {
+                step();
+            }
         } catch (RuntimeException e) {
             LOG.log(
                     Level.WARNING,
@@ -119,6 +140,7 @@ final class LeaseGenerations {
     Step step() {
         String schema = partitions.schema();
         if (schema == null || !mayTurn()) {
+            prune();
             return Step.NONE;
         }
         RotatingPartitions.State state = partitions.state(dsl, schema);
@@ -145,7 +167,15 @@ final class LeaseGenerations {
         for (int slot = 0; slot < RotatingPartitions.SLOTS; slot++) {
             long bytes = state.bytes().get(slot);
             long pages = bytes / 8192;
-            if (bytes >= ANALYZE_BYTES && pages > 2L * state.catalogPages().get(slot)) {
+            // against the larger of the catalog's count and the size at this pool's last try, so
+            // that a role the server does not let analyze (it needs ownership, or MAINTAIN from 17)
+            // tries once per doubling, not every second
+            if (pages < triedAt.get(slot)) {
+                triedAt.set(slot, 0); // emptied since
+            }
+            long known = Math.max(state.catalogPages().get(slot), triedAt.get(slot));
+            if (bytes >= ANALYZE_BYTES && pages > 2L * known) {
+                triedAt.set(slot, pages);
                 Name partition = partitions.partition(schema, slot);
                 Errors.translating(() -> dsl.transactionResult(
                         c -> c.dsl().execute(DSL.query("ANALYZE (SKIP_LOCKED) {0}", DSL.table(partition)))));
@@ -153,6 +183,22 @@ final class LeaseGenerations {
             }
         }
         return analyzed;
+    }
+
+    /**
+     * Where the slots are not turned (Citus's layout, or a role that may not truncate them), deletes
+     * the leases that ended or ran out more than {@link #PRUNE_AFTER} ago, which nothing else would
+     * (a release ends its lease's row, it does not delete it): their row versions are then VACUUM's,
+     * as every lease's was before the leases had a table of their own.
+     *
+     * @return how many were deleted
+     */
+    int prune() {
+        return Errors.translating(() -> dsl.deleteFrom(CHANNEL_ACCOUNT_LEASES)
+                .where(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.lt(DSL.field(
+                        "now() - make_interval(secs => {0})",
+                        OffsetDateTime.class, DSL.inline(PRUNE_AFTER.toSeconds()))))
+                .execute());
     }
 
     private boolean mayTurn() {
@@ -164,7 +210,8 @@ final class LeaseGenerations {
                 LOG.log(
                         Level.WARNING,
                         "locksmith: this role may not TRUNCATE channel_account_leases' partitions or UPDATE the sequence"
-                                + " channel_account_lease_generation, so the pool's leases depend on VACUUM alone"
+                                + " channel_account_lease_generation, so the pool's ended leases are deleted a minute"
+                                + " after they end and left to VACUUM"
                                 + " (docs/pool.md, \"Leases and the MVCC horizon\")");
             }
         }
@@ -192,7 +239,7 @@ final class LeaseGenerations {
      */
     private static int makeRoom(DSLContext tx, int oldest, int current) {
         var leases = CHANNEL_ACCOUNT_LEASES;
-        var picked = DSL.select(leases.FENCE)
+        var picked = DSL.select(leases.PUBLIC_KEY, leases.BUCKET, leases.FENCE)
                 .from(leases)
                 .where(leases.SLOT.eq((short) oldest))
                 .and(PoolStatements.live(leases, clockTimestamp()))
@@ -200,6 +247,13 @@ final class LeaseGenerations {
                 .limit(MOVE_BATCH)
                 .forUpdate()
                 .skipLocked();
-        return RotatingPartitions.move(tx, leases, leases.SLOT, oldest, leases.FENCE.in(picked), current);
+        // by key and fence: the fences carried over by pool-008 are each account's own count, not unique
+        return RotatingPartitions.move(
+                tx,
+                leases,
+                leases.SLOT,
+                oldest,
+                DSL.row(leases.PUBLIC_KEY, leases.BUCKET, leases.FENCE).in(picked),
+                current);
     }
 }

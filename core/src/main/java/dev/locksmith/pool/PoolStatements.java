@@ -62,6 +62,13 @@ final class PoolStatements {
     final RenderedQuery extend;
     /** Whether {@code :owner} holds a live lease of {@code :public_key}: for a look again after a miss. */
     final RenderedQuery held;
+    /**
+     * The account {@code :public_key}'s row locked {@code FOR KEY SHARE}, before an extension: an
+     * acquirer's pick ({@code FOR UPDATE SKIP LOCKED}) passes the account over meanwhile, and one
+     * that holds the lock already is waited for, after which the lease's expiry is compared with a
+     * clock that is past the acquirer's (so an extension never revives a lease another took).
+     */
+    final RenderedQuery lockAccount;
 
     PoolStatements(DSLContext dsl, AcquireStrategy strategy, boolean distributed) {
         this.distributed = distributed;
@@ -157,6 +164,13 @@ final class PoolStatements {
                         .where(heldBy(key, owner, clock))
                         .and(leaseInBucket)
                         .returning(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL));
+        lockAccount = RenderedQuery.of(
+                dsl,
+                dsl.select(DSL.inline(1))
+                        .from(CHANNEL_ACCOUNTS)
+                        .where(CHANNEL_ACCOUNTS.PUBLIC_KEY.eq(key))
+                        .and(inBucket)
+                        .forKeyShare());
         held = RenderedQuery.of(
                 dsl,
                 dsl.select(DSL.inline(1))

@@ -199,8 +199,11 @@ class ExecutionModeTest extends DatabaseTest {
         assertThat(pick.get(1)).isInstanceOf(Double.class).isEqualTo(pick.get(2)); // the random start, in both branches
         assertThat(summary(ops.get("acquire").seen().get(1)))
                 .isEqualTo("insert channel_account_leases [" + key + ", owner-1, 0:00:30.000000, " + key + "]");
+        // the account locked FOR KEY SHARE, then the lease's expiry moved
         assertThat(summaries(ops.get("extend")))
-                .containsExactly("update channel_account_leases [0:01:00.000000, " + key + ", owner-1]");
+                .containsExactly(
+                        "select channel_accounts [" + key + "]",
+                        "update channel_account_leases [0:01:00.000000, " + key + ", owner-1]");
         assertThat(summaries(ops.get("release")))
                 .containsExactly("update channel_account_leases [" + key + ", owner-1]");
 

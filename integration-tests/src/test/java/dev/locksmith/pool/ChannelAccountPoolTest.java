@@ -185,25 +185,28 @@ class ChannelAccountPoolTest extends DatabaseTest {
     }
 
     /**
-     * An acquisition that joins a REPEATABLE READ transaction (a pool on a connection the caller
-     * keeps in one) is refused before its lease, and so is a removal in one: the look for a live
-     * lease after the accounts' locks would reuse the transaction's snapshot. Nothing is written.
+     * An acquisition that joins a REPEATABLE READ or SERIALIZABLE transaction (a pool on a
+     * connection the caller keeps in one) is refused before its lease, and so is a removal in one:
+     * the look for a live lease after the accounts' locks would reuse the transaction's snapshot
+     * (and SERIALIZABLE's checks do not see the READ COMMITTED acquisitions). Nothing is written.
      */
-    @Test
-    void repeatableReadIsRefusedByAcquireAndRemoveWithNothingWritten() throws Exception {
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(
+            ints = {java.sql.Connection.TRANSACTION_REPEATABLE_READ, java.sql.Connection.TRANSACTION_SERIALIZABLE})
+    void repeatableReadAndSerializableAreRefusedByAcquireAndRemoveWithNothingWritten(int isolation) throws Exception {
         pool(AcquireStrategy.RANDOM_PROBES).register(dsl, List.of("G1"));
         try (java.sql.Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            connection.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
+            connection.setTransactionIsolation(isolation);
             org.jooq.DSLContext inRepeatableRead = org.jooq.impl.DSL.using(connection, org.jooq.SQLDialect.POSTGRES);
             ChannelAccountPool joined = new ChannelAccountPool(inRepeatableRead);
             assertThatThrownBy(() -> joined.acquire(MINUTE, "joiner"))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("REPEATABLE READ");
+                    .hasMessageContaining("READ COMMITTED");
             connection.rollback();
             assertThatThrownBy(() -> joined.remove(inRepeatableRead, List.of("G1")))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("REPEATABLE READ");
+                    .hasMessageContaining("READ COMMITTED");
             connection.rollback();
             assertThat(dsl.fetchCount(CHANNEL_ACCOUNT_LEASES)).isZero();
             assertThat(pool(AcquireStrategy.RANDOM_PROBES).find(dsl, "G1")).isPresent();
@@ -213,6 +216,39 @@ class ChannelAccountPoolTest extends DatabaseTest {
                     .map(ChannelAccount::lockedBy)
                     .contains("joiner");
         }
+    }
+
+    /**
+     * An extension in flight when its lease runs out: the holder's transaction has moved the expiry
+     * but not committed, and the old expiry passes. An acquirer then sees the committed lease
+     * expired; without the extension's lock on the account's row it would take the account, and the
+     * holder's commit would leave two live leases of it. With the lock the acquirer passes the
+     * account over, and the holder keeps it alone.
+     */
+    @Test
+    void anExtensionInFlightWhenItsLeaseRunsOutKeepsTheAccountFromAnAcquirer() throws Exception {
+        ChannelAccountPool accounts = pool(AcquireStrategy.RANDOM_PROBES);
+        accounts.register(dsl, List.of("G1"));
+        accounts.acquire(Duration.ofSeconds(1), "holder").orElseThrow();
+        try (java.sql.Connection connection = pool.getConnection()) {
+            connection.setAutoCommit(false);
+            org.jooq.DSLContext holderTx = org.jooq.impl.DSL.using(connection, org.jooq.SQLDialect.POSTGRES);
+            accounts.extend(holderTx, "G1", "holder", Duration.ofMinutes(1));
+            awaitExpiry("G1"); // the committed lease's expiry, on the database clock
+            assertThat(accounts.acquire(MINUTE, "acquirer"))
+                    .as("the account, mid-extension")
+                    .isEmpty();
+            connection.commit();
+        }
+        assertThat(accounts.find(dsl, "G1").orElseThrow().holder()).contains("holder");
+        assertThat(dsl.fetchCount(
+                        CHANNEL_ACCOUNT_LEASES,
+                        CHANNEL_ACCOUNT_LEASES
+                                .RELEASED_AT
+                                .isNull()
+                                .and(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.gt(
+                                        org.jooq.impl.DSL.currentOffsetDateTime()))))
+                .isEqualTo(1);
     }
 
     @ParameterizedTest

@@ -83,6 +83,29 @@ class LeaseGenerationsTest extends DatabaseTest {
     }
 
     /**
+     * Where the slots are not turned (Citus, or a role that may not truncate them), the leases that
+     * ended or ran out more than a minute ago are deleted; the recent ones stay (the last use the
+     * pick orders by), and live ones are never touched.
+     */
+    @Test
+    void pruningDeletesOnlyLeasesEndedMoreThanAMinuteAgo() {
+        dsl.execute("INSERT INTO locksmith.channel_account_leases"
+                + " (public_key, locked_by, locked_at, locked_until, released_at) VALUES"
+                + " ('G1', 'released-long-ago', now() - interval '5 minutes', now() - interval '2 minutes',"
+                + "  now() - interval '2 minutes'),"
+                + " ('G2', 'lapsed-long-ago', now() - interval '5 minutes', now() - interval '3 minutes', NULL),"
+                + " ('G3', 'released-just-now', now() - interval '1 minute', now() - interval '5 seconds',"
+                + "  now() - interval '5 seconds'),"
+                + " ('G4', 'live', now(), now() + interval '1 minute', NULL)");
+
+        assertThat(new LeaseGenerations(dsl).prune()).isEqualTo(2);
+        assertThat(dsl.select(CHANNEL_ACCOUNT_LEASES.LOCKED_BY)
+                        .from(CHANNEL_ACCOUNT_LEASES)
+                        .fetch(CHANNEL_ACCOUNT_LEASES.LOCKED_BY))
+                .containsExactlyInAnyOrder("released-just-now", "live");
+    }
+
+    /**
      * {@link #CYCLES} acquire + release cycles of the pool, the generations turned every 250 (as
      * well as by the acquisitions themselves, once a second); the lease table's size after.
      */

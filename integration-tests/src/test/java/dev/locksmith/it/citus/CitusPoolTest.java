@@ -231,7 +231,10 @@ class CitusPoolTest extends CitusTest {
         // the pick (an account locked), the look for a live lease, the insert, the extension, the release
         List<String> hot = statements.stream()
                 .distinct()
-                .filter(sql -> sql.contains("channel_account") && !sql.contains("pg_catalog"))
+                // not the catalog look-ups, nor the prune of leases ended a minute ago (upkeep, at most
+                // one multi-shard statement a second per pool)
+                .filter(sql ->
+                        sql.contains("channel_account") && !sql.contains("pg_catalog") && !sql.startsWith("delete"))
                 .collect(Collectors.toList());
         assertThat(hot).anyMatch(sql -> sql.startsWith("select") && sql.contains("for update"));
         assertThat(hot).anyMatch(sql -> sql.startsWith("select 1"));

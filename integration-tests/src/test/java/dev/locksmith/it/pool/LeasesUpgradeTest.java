@@ -54,6 +54,7 @@ class LeasesUpgradeTest {
         ChannelAccountPool accounts = new ChannelAccountPool(dsl);
         accounts.register(dsl, List.of("GROLLED"));
         ChannelAccount rolled = accounts.acquire(MINUTE, "before-rollback").orElseThrow();
+        accounts.register(dsl, List.of("GNEVER"));
 
         List<AppliedChangeSet> remaining = LocksmithSchema.rollback(pool, 2);
         assertThat(remaining).extracting(AppliedChangeSet::id).last().isEqualTo("pool-007-channel-accounts-fence");
@@ -61,6 +62,15 @@ class LeasesUpgradeTest {
                 dsl.fetchOne("SELECT locked_by, fence FROM locksmith.channel_accounts WHERE public_key = 'GROLLED'");
         assertThat(back.get("locked_by", String.class)).isEqualTo("before-rollback");
         assertThat(back.get("fence", Long.class)).isEqualTo(rolled.fence());
+        // an account never leased gets the last fence handed out too, so that the old layout's next
+        // lease of it (its count + 1) is above every fence a holder may still carry
+        assertThat(dsl.fetchOne("SELECT fence FROM locksmith.channel_accounts WHERE public_key = 'GNEVER'")
+                        .get(0, Long.class))
+                .isEqualTo(rolled.fence());
+        // a role that could acquire, release and extend in the old layout (all updates of the accounts)
+        String role = "leases_upgrade_" + Long.toHexString(System.nanoTime());
+        dsl.execute("CREATE ROLE " + role);
+        dsl.execute("GRANT SELECT, UPDATE ON locksmith.channel_accounts TO " + role);
 
         // the pool as the previous release left it: leased, expired and idle accounts
         dsl.execute("INSERT INTO locksmith.channel_accounts (public_key, locked_by, locked_at, locked_until, fence)"
@@ -70,6 +80,25 @@ class LeasesUpgradeTest {
 
         LocksmithSchema.migrate(pool, "locksmith", Set.of(SchemaModule.POOL));
         ChannelAccountPool upgraded = new ChannelAccountPool(dsl);
+        try {
+            // may do the same in the new one: write leases, turn their slots, draw fences
+            assertThat(dsl.fetchOne(
+                                    "SELECT has_table_privilege(?, 'locksmith.channel_account_leases',"
+                                            + " 'SELECT, INSERT, UPDATE, DELETE')"
+                                            + " AND has_table_privilege(?, 'locksmith.channel_account_leases_slot2', 'TRUNCATE')"
+                                            + " AND has_sequence_privilege(?, 'locksmith.channel_account_fence', 'USAGE')"
+                                            + " AND has_sequence_privilege(?, 'locksmith.channel_account_lease_generation',"
+                                            + " 'UPDATE')",
+                                    role,
+                                    role,
+                                    role,
+                                    role)
+                            .get(0, Boolean.class))
+                    .isTrue();
+        } finally {
+            dsl.execute("DROP OWNED BY " + role);
+            dsl.execute("DROP ROLE " + role);
+        }
 
         ChannelAccount leased = upgraded.find(dsl, "GLEASED").orElseThrow();
         assertThat(leased.holder()).contains("holder-1");
@@ -79,10 +108,12 @@ class LeasesUpgradeTest {
         assertThat(upgraded.find(dsl, "GIDLE").orElseThrow().holder()).isEmpty();
         assertThat(upgraded.stats().leased()).isEqualTo(2);
 
-        // the two idle accounts go to new holders, with fences above every old one
+        // the three idle accounts go to new holders, with fences above every old one
         ChannelAccount first = upgraded.acquire(MINUTE, "new-1").orElseThrow();
         ChannelAccount second = upgraded.acquire(MINUTE, "new-2").orElseThrow();
-        assertThat(List.of(first.publicKey(), second.publicKey())).containsExactlyInAnyOrder("GLAPSED", "GIDLE");
+        ChannelAccount third = upgraded.acquire(MINUTE, "new-4").orElseThrow();
+        assertThat(List.of(first.publicKey(), second.publicKey(), third.publicKey()))
+                .containsExactlyInAnyOrder("GLAPSED", "GIDLE", "GNEVER");
         assertThat(first.fence()).isGreaterThan(41);
         assertThat(second.fence()).isGreaterThan(first.fence());
         assertThat(upgraded.acquire(MINUTE, "new-3")).isEmpty();
