@@ -3,20 +3,18 @@ package dev.locksmith.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.locksmith.Locksmith;
 import dev.locksmith.accounts.Account;
 import dev.locksmith.accounts.Accounts;
 import dev.locksmith.accounts.TransferStrategy;
 import dev.locksmith.exception.SchemaNotAppliedException;
-import dev.locksmith.it.support.TestPostgres;
+import dev.locksmith.it.support.EmptyDatabaseTest;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
-import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.schema.AppliedChangeSet;
 import dev.locksmith.schema.LocksmithSchema;
 import dev.locksmith.schema.SchemaMigrationException;
@@ -38,10 +36,6 @@ import liquibase.database.DatabaseFactory;
 import liquibase.database.jvm.JdbcConnection;
 import liquibase.resource.ClassLoaderResourceAccessor;
 import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,23 +43,11 @@ import org.junit.jupiter.api.Test;
  * refused before anything is applied, and databases of 0.1.0 (tables in the default schema)
  * upgraded with their rows.
  */
-class SchemaPlacementTest {
+class SchemaPlacementTest extends EmptyDatabaseTest {
 
-    private ScratchDatabase database;
-    private HikariDataSource pool;
-    private DSLContext dsl;
-
-    @BeforeEach
-    void emptyDatabase() {
-        database = TestPostgres.freshEmpty("placement");
-        pool = TestPostgres.pool(database, 8);
-        dsl = DSL.using(pool, SQLDialect.POSTGRES);
-    }
-
-    @AfterEach
-    void dropDatabase() {
-        pool.close();
-        TestPostgres.drop(database);
+    @Override
+    protected String databaseName() {
+        return "placement";
     }
 
     private List<String> tablesIn(String schema) {

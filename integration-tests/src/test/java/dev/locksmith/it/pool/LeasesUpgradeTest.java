@@ -2,23 +2,16 @@ package dev.locksmith.it.pool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
-import dev.locksmith.it.support.TestPostgres;
+import dev.locksmith.it.support.EmptyDatabaseTest;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
-import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.schema.AppliedChangeSet;
 import dev.locksmith.schema.LocksmithSchema;
 import dev.locksmith.schema.SchemaModule;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import org.jooq.DSLContext;
 import org.jooq.Record;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,25 +20,18 @@ import org.junit.jupiter.api.Test;
  * an expired one is not carried (its account is idle); new fences start above every old one. Its
  * rollback carries live leases back into the accounts' rows.
  */
-class LeasesUpgradeTest {
+class LeasesUpgradeTest extends EmptyDatabaseTest {
 
     private static final Duration MINUTE = Duration.ofMinutes(1);
 
-    private ScratchDatabase database;
-    private HikariDataSource pool;
-    private DSLContext dsl;
-
-    @BeforeEach
-    void emptyDatabase() {
-        database = TestPostgres.freshEmpty("leases_upgrade");
-        pool = TestPostgres.pool(database, 4);
-        dsl = DSL.using(pool, SQLDialect.POSTGRES);
+    @Override
+    protected String databaseName() {
+        return "leases_upgrade";
     }
 
-    @AfterEach
-    void dropDatabase() {
-        pool.close();
-        TestPostgres.drop(database);
+    @Override
+    protected int poolSize() {
+        return 4;
     }
 
     @Test
