@@ -465,8 +465,10 @@ public final class ChannelAccountPool {
      * moves a lease held across turns by a DELETE and an INSERT, and a statement that waited for
      * the row meanwhile finds it deleted and the new one outside its snapshot. A new statement
      * (READ COMMITTED: a new snapshot) sees the new row; under REPEATABLE READ the wait ends in a
-     * serialization failure instead, for the caller to retry. A lease moves at most once per turn,
-     * so a few looks are enough.
+     * serialization failure instead, for the caller to retry, and a lease moved and its old slot
+     * truncated after the caller's snapshot was taken is not found at all (TRUNCATE is not MVCC-safe):
+     * refused with LeaseNotHeldException, it runs out by itself. A lease moves at most once per
+     * turn, so a few looks are enough.
      */
     private <T> T lookingAgain(
             DSLContext ctx,
