@@ -12,10 +12,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
-import org.jooq.Field;
 import org.jooq.Name;
 import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -223,11 +221,7 @@ final class LeaseGenerations {
         return DSL.field(DSL.name(CHANNEL_ACCOUNT_LEASES.RELEASED_AT.getName()))
                 .isNull()
                 .and(DSL.field(DSL.name(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL.getName()), OffsetDateTime.class)
-                        .gt(clockTimestamp()));
-    }
-
-    private static Field<OffsetDateTime> clockTimestamp() {
-        return DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
+                        .gt(PoolStatements.clockTimestamp()));
     }
 
     /**
@@ -242,7 +236,7 @@ final class LeaseGenerations {
         var picked = DSL.select(leases.PUBLIC_KEY, leases.BUCKET, leases.FENCE)
                 .from(leases)
                 .where(leases.SLOT.eq((short) oldest))
-                .and(PoolStatements.live(leases, clockTimestamp()))
+                .and(PoolStatements.live(leases, PoolStatements.clockTimestamp()))
                 .orderBy(leases.FENCE)
                 .limit(MOVE_BATCH)
                 .forUpdate()

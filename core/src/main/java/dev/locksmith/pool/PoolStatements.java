@@ -339,7 +339,8 @@ final class PoolStatements {
         return DSL.function("statement_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
     }
 
-    private static Field<OffsetDateTime> clockTimestamp() {
+    /** {@code clock_timestamp()}: the time as the statement reads it, not when its transaction began. */
+    static Field<OffsetDateTime> clockTimestamp() {
         return DSL.function("clock_timestamp", SQLDataType.TIMESTAMPWITHTIMEZONE);
     }
 
