@@ -1,5 +1,7 @@
 package dev.locksmith.pool;
 
+import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
+
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Errors;
@@ -9,9 +11,10 @@ import java.util.function.DoubleSupplier;
 import org.jooq.DSLContext;
 
 /**
- * How the pool takes an account: a transaction of its own on the pool's {@code DSLContext}, the
- * pick ({@link PoolStatements#pick}) and the lease ({@link PoolStatements#lease}); on Citus one
- * such transaction per bucket, from a random one, until a bucket has an idle account.
+ * How the pool takes an account: on one server one statement ({@link PoolStatements#acquire}) on
+ * the pool's {@code DSLContext}; on Citus a transaction of its own per bucket, from a random one,
+ * until a bucket has an idle account: the pick ({@link PoolStatements#pick}), the look for a live
+ * lease ({@link PoolStatements#leased}) and the lease ({@link PoolStatements#lease}).
  */
 final class Acquisition {
 
@@ -46,7 +49,7 @@ final class Acquisition {
     Optional<ChannelAccount> once(Duration lease, String holder) {
         PoolStatements statements = this.statements.on(dsl);
         if (!statements.distributed) {
-            Optional<ChannelAccount> acquired = acquireIn(statements, lease, holder, -1);
+            Optional<ChannelAccount> acquired = acquireHere(statements, lease, holder);
             generations.stepIfDue(false);
             return acquired;
         }
@@ -63,11 +66,73 @@ final class Acquisition {
     }
 
     /**
-     * One acquisition, in {@code bucket} on Citus (else -1): in a transaction of its own, an
-     * account without a live lease locked ({@link PoolStatements#pick}), then its lease inserted
-     * unless a live one is there after all ({@link PoolStatements#lease}: the pick's snapshot can
+     * One acquisition on one server: the one statement, which locks an account without a live
+     * lease and inserts its lease unless a live one is there after all (its pick's snapshot can
      * predate a lease committed by an acquirer that held the account's lock before). Such an
      * account is passed over and another picked, up to {@link #PICKS} times.
+     */
+    private Optional<ChannelAccount> acquireHere(PoolStatements statements, Duration lease, String holder) {
+        for (int pick = 1; pick <= PICKS; pick++) {
+            Binds binds = choiceBinds(statements, statements.acquire.binds(), -1)
+                    .set(PoolStatements.OWNER, holder)
+                    .setInterval(PoolStatements.LEASE, lease);
+            Optional<Try> taken =
+                    Errors.translating(() -> statements.acquire.fetchOptional(dsl, binds, Acquisition::tried));
+            if (taken.isEmpty()) {
+                return Optional.empty();
+            }
+            if (!taken.get().lost()) {
+                return taken.get().lease();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** A row of {@link PoolStatements#acquire}: its lease, or lost when the look found one live. */
+    private static Try tried(java.sql.ResultSet row) throws java.sql.SQLException {
+        requireReadCommitted(row.getString(PoolStatements.ISOLATION));
+        return row.getObject(CHANNEL_ACCOUNT_LEASES.FENCE.getName()) == null
+                ? Try.LOST
+                : new Try(Optional.of(PoolStatements.account(row)), false);
+    }
+
+    /**
+     * Refuses an acquisition in any isolation but READ COMMITTED (a transaction it joined, or the
+     * connections' default); the statement inserted nothing.
+     */
+    private static void requireReadCommitted(String isolation) {
+        if (!PoolStatements.READ_COMMITTED.equals(isolation)) {
+            throw new IllegalStateException("ChannelAccountPool.acquire needs READ COMMITTED, not " + isolation
+                    + " (a transaction it joined, or the connections' default): in any other the look for a live"
+                    + " lease after the account's lock reuses the transaction's snapshot and could miss a lease"
+                    + " taken meanwhile");
+        }
+    }
+
+    /** {@code binds} with the pick's values: the strategy's random draws, and the bucket on Citus. */
+    private Binds choiceBinds(PoolStatements statements, Binds binds, int bucket) {
+        if (strategy == AcquireStrategy.RANDOM_PROBES) {
+            double[] probes = new double[PoolStatements.PROBE_COUNT];
+            for (int i = 0; i < probes.length; i++) {
+                probes[i] = random.getAsDouble();
+            }
+            binds.setDoubles(PoolStatements.PROBES, probes);
+        }
+        if (strategy != AcquireStrategy.ORDER_BY_RANDOM || statements.distributed) {
+            binds.set(PoolStatements.START, random.getAsDouble());
+        }
+        if (bucket >= 0) {
+            binds.set(PoolStatements.BUCKET, bucket);
+        }
+        return binds;
+    }
+
+    /**
+     * One acquisition in {@code bucket} on Citus: in a transaction of its own, an account without
+     * a live lease locked ({@link PoolStatements#pick}), then a look for a live lease after all
+     * ({@link PoolStatements#leased}, with a snapshot taken after the lock), then the lease
+     * ({@link PoolStatements#lease}). An account found leased is passed over and another picked,
+     * up to {@link #PICKS} times.
      */
     private Optional<ChannelAccount> acquireIn(PoolStatements statements, Duration lease, String holder, int bucket) {
         for (int pick = 1; pick <= PICKS; pick++) {
@@ -89,51 +154,29 @@ final class Acquisition {
         static final Try LOST = new Try(Optional.empty(), true);
     }
 
-    /** One try, in {@code tx}: the pick, then the lease. */
+    /** One try on Citus, in {@code tx}: the pick, the look, the lease. */
     private Try leaseOne(DSLContext tx, PoolStatements statements, Duration lease, String holder, int bucket) {
-        Binds pickBinds = statements.pick.binds();
-        if (strategy == AcquireStrategy.RANDOM_PROBES) {
-            double[] probes = new double[PoolStatements.PROBE_COUNT];
-            for (int i = 0; i < probes.length; i++) {
-                probes[i] = random.getAsDouble();
-            }
-            pickBinds.setDoubles(PoolStatements.PROBES, probes);
-        }
-        if (strategy != AcquireStrategy.ORDER_BY_RANDOM || statements.distributed) {
-            pickBinds.set(PoolStatements.START, random.getAsDouble());
-        }
-        if (bucket >= 0) {
-            pickBinds.set(PoolStatements.BUCKET, bucket);
-        }
-        Optional<PoolStatements.Picked> picked =
-                statements.pick.fetchOptional(tx, pickBinds, PoolStatements.Picked::of);
+        Optional<PoolStatements.Picked> picked = statements.pick.fetchOptional(
+                tx, choiceBinds(statements, statements.pick.binds(), bucket), PoolStatements.Picked::of);
         if (picked.isEmpty()) {
             return Try.NONE_FREE;
         }
-        if (!"read committed".equals(picked.get().isolation())) {
-            throw new IllegalStateException("ChannelAccountPool.acquire needs READ COMMITTED, not "
-                    + picked.get().isolation() + " (a transaction it joined, or the connections' default): in any"
-                    + " other the look for a live lease after the account's lock reuses the transaction's snapshot"
-                    + " and could miss a lease taken meanwhile");
+        requireReadCommitted(picked.get().isolation());
+        Binds check = statements
+                .leased
+                .binds()
+                .set(PoolStatements.KEY, picked.get().publicKey())
+                .set(PoolStatements.BUCKET, picked.get().bucket());
+        if (statements.leased.fetchOptional(tx, check, row -> true).isPresent()) {
+            return Try.LOST;
         }
         Binds leaseBinds = statements
                 .lease
                 .binds()
                 .set(PoolStatements.KEY, picked.get().publicKey())
                 .set(PoolStatements.OWNER, holder)
-                .setInterval(PoolStatements.LEASE, lease);
-        if (statements.distributed) {
-            leaseBinds.set(PoolStatements.BUCKET, picked.get().bucket());
-            Binds check = statements
-                    .leased
-                    .binds()
-                    .set(PoolStatements.KEY, picked.get().publicKey())
-                    .set(PoolStatements.BUCKET, picked.get().bucket());
-            if (statements.leased.fetchOptional(tx, check, row -> true).isPresent()) {
-                return Try.LOST;
-            }
-        }
-        Optional<ChannelAccount> account = statements.lease.fetchOptional(tx, leaseBinds, PoolStatements::account);
-        return account.isPresent() ? new Try(account, false) : Try.LOST;
+                .setInterval(PoolStatements.LEASE, lease)
+                .set(PoolStatements.BUCKET, picked.get().bucket());
+        return new Try(statements.lease.fetchOptional(tx, leaseBinds, PoolStatements::account), false);
     }
 }

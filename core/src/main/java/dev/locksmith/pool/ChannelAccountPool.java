@@ -180,7 +180,7 @@ public final class ChannelAccountPool {
      * of its own when {@code tx} is in auto-commit mode); leased ones stay (their holders still use
      * them) and can be removed once released. Locks the accounts first, waiting for an
      * acquisition in progress, then deletes those without a live lease, as seen after the locks
-     * (see {@link PoolStatements} for why it takes two statements), and their expired leases; the
+     * (see {@link PoolStatements} for why the look follows the lock), and their expired leases; the
      * deleted rows stay locked until the transaction ends.
      *
      * @param tx the caller's transaction; the change commits or rolls back with it
@@ -286,8 +286,10 @@ public final class ChannelAccountPool {
 
     /**
      * Leases an idle account (never leased, released, or with an expired lease) to
-     * {@code owner} for {@code lease}, in one transaction of its own on the pool's
-     * {@code DSLContext} (two statements: the account locked, then its lease inserted).
+     * {@code owner} for {@code lease}, in one statement on the pool's {@code DSLContext}
+     * (auto-committed, or in the transaction that context is in): the account locked, then its
+     * lease inserted unless a look with a snapshot taken after the lock finds a live one; on
+     * Citus a transaction of its own of three statements.
      *
      * @param lease how long; positive, at most {@link Durations#MAX} (100 years)
      * @param owner who holds it, 1 to 128 characters; use something unique per acquisition

@@ -3,12 +3,14 @@ package dev.locksmith.pool;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 
+import dev.locksmith.codegen.Routines;
 import dev.locksmith.codegen.tables.ChannelAccountLeasesTable;
 import dev.locksmith.internal.RenderedQuery;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.List;
+import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -23,16 +25,20 @@ import org.jooq.impl.SQLDataType;
  * The pool's hot statements, written in the DSL and rendered once per {@link ChannelAccountPool}
  * (see {@link RenderedQuery} for why). Every one returns rows: see {@link RenderedQuery#execute}.
  *
- * <p>An account's row is never updated by a lease, only locked: an acquisition runs {@link #pick}
- * (an account with no live lease, locked {@code FOR UPDATE SKIP LOCKED}) and then, in the same
- * READ COMMITTED transaction, {@link #lease} (the lease inserted unless a live one is there); a
- * {@link #release} ends the lease row rather than deleting it, so that it records the account's
- * last use until the turn of the lease generations empties its slot ({@link LeaseGenerations}).
- * The second statement's snapshot is taken after the first one's lock was granted, so it sees
- * the lease of every acquirer that held that lock before; the first statement's own look may be
- * older than its lock, and only chooses the candidate. One statement would not do: a lock leaves
- * no newer row version for the locker to re-check, so an acquirer whose snapshot predates another's
- * commit would insert a second lease of the account.
+ * <p>An account's row is never updated by a lease, only locked. An acquisition picks an account
+ * with no live lease and locks it {@code FOR UPDATE SKIP LOCKED}, then inserts the lease unless a
+ * live one is there after all; a {@link #release} ends the lease row rather than deleting it, so
+ * that it records the account's last use until the turn of the lease generations empties its
+ * slot ({@link LeaseGenerations}). The look for a live lease must use a snapshot taken after the
+ * lock was granted, so that it sees the lease of every acquirer that held that lock before; the
+ * pick's own look may be older than its lock, and only chooses the candidate. A lock leaves no
+ * newer row version for the locker to re-check, so a look with the pick's snapshot would insert a
+ * second lease of an account leased meanwhile. On one server that look is the schema's VOLATILE
+ * function {@code channel_account_leased}, whose query takes a snapshot of its own under READ
+ * COMMITTED, in the same statement ({@link #acquire}: one round trip, auto-committed when the
+ * caller's context is); on Citus, which would run the function on a worker in a separate
+ * transaction, it is the second statement of a transaction ({@link #pick}, {@link #leased},
+ * {@link #lease}).
  */
 final class PoolStatements {
 
@@ -44,18 +50,29 @@ final class PoolStatements {
     /** Random slots {@link AcquireStrategy#RANDOM_PROBES} looks at before it falls back to a scan. */
     static final int PROBE_COUNT = 8;
 
+    /** The one isolation level an acquisition accepts, as {@code current_setting} names it. */
+    static final String READ_COMMITTED = "read committed";
+
     static final String KEY = "public_key";
     static final String ISOLATION = "isolation";
+    static final String PICKED = "picked";
     static final String BUCKET = "bucket";
 
     /** Citus's set: every statement names one bucket ({@code :bucket}), the tables' distribution column. */
     final boolean distributed;
 
-    /** Statement 1 of an acquisition: one account with no live lease, locked; its key and bucket. */
+    /**
+     * On one server, an acquisition in one statement: one account with no live lease locked, and
+     * its lease inserted unless {@code channel_account_leased} finds a live one (or the transaction
+     * is not READ COMMITTED); the key picked ({@link #PICKED}), the isolation, and the lease's
+     * columns (null when it was not inserted). No row when no account was free.
+     */
+    final RenderedQuery acquire;
+    /** On Citus, statement 1 of an acquisition: one account with no live lease, locked; its key and bucket. */
     final RenderedQuery pick;
-    /** Statement 2: the lease of {@code :public_key}, unless a live one is there (on Citus: inserted); the lease. */
+    /** On Citus, statement 3: the lease of {@code :public_key}, inserted; the lease. */
     final RenderedQuery lease;
-    /** On Citus, statement 2 before {@link #lease}: whether {@code :public_key} has a live lease. */
+    /** On Citus, statement 2: whether {@code :public_key} has a live lease. */
     final RenderedQuery leased;
 
     final RenderedQuery release;
@@ -86,17 +103,17 @@ final class PoolStatements {
                         .limit(DSL.inline(1));
             case ORDER_BY_RANDOM -> orderByRandom(inBucket, accountBucket, distributed);
         };
-        Table<Record2<String, Integer>> picked = choice.asTable("picked");
+        Field<String> isolation = DSL.field("current_setting('transaction_isolation')", String.class);
         // with the transaction's isolation, so that a REPEATABLE READ transaction (one the
-        // acquisition joined) is refused before the lease: its second statement would reuse the
-        // transaction's snapshot, not take one after the lock
+        // acquisition joined) is refused before the lease: its look for a live lease would reuse
+        // the transaction's snapshot, not take one after the lock
+        Table<Record2<String, Integer>> picked = choice.asTable(PICKED);
         pick = RenderedQuery.of(
                 dsl,
                 DSL.select(
                                 picked.field(CHANNEL_ACCOUNTS.PUBLIC_KEY),
                                 picked.field(CHANNEL_ACCOUNTS.BUCKET),
-                                DSL.field("current_setting('transaction_isolation')", String.class)
-                                        .as(ISOLATION))
+                                isolation.as(ISOLATION))
                         .from(picked));
         ChannelAccountLeasesTable live = CHANNEL_ACCOUNT_LEASES.as("live");
         Field<Integer> leaseBucket = distributed ? bucket : DSL.inline(0);
@@ -118,30 +135,54 @@ final class PoolStatements {
                 CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
                 CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                 CHANNEL_ACCOUNT_LEASES.FENCE);
-        // now(): the acquisition's own transaction began a moment ago; a stable function, which
-        // Citus evaluates once. On one server the look for a live lease is in the insert itself;
-        // on Citus, whose INSERT ... SELECT would run the columns' defaults (the fence's sequence)
-        // on a worker, it is a statement of its own (leased) before a plain INSERT, whose defaults
-        // the coordinator evaluates (the account's lock, held, keeps that look valid)
+        // now(): the acquisition's transaction (its own, or the statement's) began a moment ago; a
+        // stable function, which Citus evaluates once
+        CommonTableExpression<Record2<String, Integer>> pickedOnce =
+                DSL.name(PICKED).as(choice);
+        Field<String> pickedKey = java.util.Objects.requireNonNull(pickedOnce.field(CHANNEL_ACCOUNTS.PUBLIC_KEY));
+        CommonTableExpression<?> inserted = DSL.name("inserted")
+                .as(dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
+                        .columns(columns)
+                        .select(DSL.select(pickedKey, leaseBucket, owner, DSL.currentOffsetDateTime(), leaseEnd)
+                                .from(pickedOnce)
+                                .where(isolation.eq(DSL.inline(READ_COMMITTED)))
+                                .andNot(Routines.channelAccountLeased(pickedKey)))
+                        .returning(returned));
+        List<Field<?>> acquired = new java.util.ArrayList<>();
+        acquired.add(pickedKey.as(PICKED));
+        acquired.add(isolation.as(ISOLATION));
+        returned.forEach(column -> acquired.add(inserted.field(column)));
+        acquire = RenderedQuery.of(
+                dsl,
+                DSL.with(pickedOnce)
+                        .with(inserted)
+                        .select(acquired)
+                        .from(pickedOnce)
+                        .leftJoin(inserted)
+                        .on(DSL.trueCondition()));
+        // On Citus, whose INSERT ... SELECT would run the columns' defaults (the fence's sequence)
+        // on a worker, a plain INSERT, whose defaults the coordinator evaluates, after the look
+        // (leased) in a statement of its own (the account's lock, held, keeps that look valid)
         lease = RenderedQuery.of(
                 dsl,
-                distributed
-                        ? dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
-                                .columns(columns)
-                                .values(key, leaseBucket, owner, DSL.currentOffsetDateTime(), leaseEnd)
-                                .returning(returned)
-                        : dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
-                                .columns(columns)
-                                .select(DSL.select(key, leaseBucket, owner, DSL.currentOffsetDateTime(), leaseEnd)
-                                        .whereNotExists(
-                                                DSL.selectOne().from(live).where(liveOfKey)))
-                                .returning(returned));
+                dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
+                        .columns(columns)
+                        .values(key, leaseBucket, owner, DSL.currentOffsetDateTime(), leaseEnd)
+                        .returning(returned));
         leased = RenderedQuery.of(
                 dsl, dsl.select(DSL.inline(1)).from(live).where(liveOfKey).limit(DSL.inline(1)));
         // Citus refuses volatile functions in an UPDATE or DELETE of a distributed table: there the
         // lease checks use statement_timestamp(), the time the statement arrived (see heldBy)
         Field<OffsetDateTime> clock = distributed ? statementTimestamp() : clockTimestamp();
         Condition leaseInBucket = distributed ? CHANNEL_ACCOUNT_LEASES.BUCKET.eq(bucket) : DSL.noCondition();
+        // On one server the statements on a held lease go to the account's latest lease (the only
+        // one that can be live: see latestLease) by its fence, found by a backward probe of the
+        // (public_key, fence) index per slot, instead of every kept lease of the account
+        ChannelAccountLeasesTable latest = CHANNEL_ACCOUNT_LEASES.as("latest");
+        Condition whichLease = distributed
+                ? leaseInBucket
+                : CHANNEL_ACCOUNT_LEASES.FENCE.eq(
+                        DSL.field(DSL.select(DSL.max(latest.FENCE)).from(latest).where(latest.PUBLIC_KEY.eq(key))));
         // the row stays, ended, as the account's last use (see randomProbes) until its slot is emptied
         release = RenderedQuery.of(
                 dsl,
@@ -149,7 +190,7 @@ final class PoolStatements {
                         .set(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL, clock)
                         .set(CHANNEL_ACCOUNT_LEASES.RELEASED_AT, clock)
                         .where(heldBy(key, owner, clock))
-                        .and(leaseInBucket)
+                        .and(whichLease)
                         .returning(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY));
         // clock_timestamp(), not now(): in a caller's long transaction now() is when it began, and
         // greatest(): an extension never shortens the lease already held.
@@ -162,7 +203,7 @@ final class PoolStatements {
                                         CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                                         clock.plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND))))
                         .where(heldBy(key, owner, clock))
-                        .and(leaseInBucket)
+                        .and(whichLease)
                         .returning(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL));
         lockAccount = RenderedQuery.of(
                 dsl,
@@ -176,15 +217,18 @@ final class PoolStatements {
                 dsl.select(DSL.inline(1))
                         .from(CHANNEL_ACCOUNT_LEASES)
                         .where(heldBy(key, owner, clock))
-                        .and(leaseInBucket)
+                        .and(whichLease)
                         .limit(DSL.inline(1)));
     }
 
     /**
      * No live lease of the account in the statement's {@code channel_accounts} row, whose bucket is
-     * {@code bucket} (the row's column, or on Citus the bound bucket). Compared with {@code now()}: an acquisition runs in a
-     * transaction of its own, begun a moment ago, and a lease that ran out since then counts as
-     * held a moment longer (never as free too early).
+     * {@code bucket} (the row's column, or on Citus the bound bucket). Compared with {@code now()}:
+     * an acquisition runs in a transaction of its own (or a statement), begun a moment ago, and a
+     * lease that ran out since then counts as held a moment longer (never as free too early). A
+     * {@code NOT EXISTS} over all the account's kept leases rather than a look at its latest
+     * ({@link #latestLease}), so that a statement that reads many accounts (a scan, a random
+     * order) can make it one anti-join.
      */
     static Condition unleased(Field<Integer> bucket) {
         ChannelAccountLeasesTable live = CHANNEL_ACCOUNT_LEASES.as("live");
@@ -201,42 +245,57 @@ final class PoolStatements {
     }
 
     /**
-     * When the account in the statement's {@code channel_accounts} row (of bucket {@code bucket}) was last used: the end of its latest lease (its release, or its
-     * expiry), null when no lease of it is kept (never leased, or its slot emptied since). One
-     * backward probe of the leases' {@code (public_key, locked_until)} index.
+     * The latest lease (by fence) of the account in the statement's {@code channel_accounts} row
+     * (of bucket {@code bucket}), as a lateral table of its {@code released_at} and
+     * {@code locked_until}. It is the only lease of the account
+     * that can be live (leases are inserted under the account's lock, with the next fence, and
+     * only when none is live), and its end ({@code locked_until}: its release, its expiry, or its
+     * expiry to come) is when the account was last used. No row when no lease of the account is
+     * kept (never leased, or its slots emptied since). One backward probe of the leases'
+     * {@code (public_key, fence)} index per slot, however many ended leases the slots keep.
      */
-    static Field<OffsetDateTime> lastUse(Field<Integer> bucket) {
-        ChannelAccountLeasesTable used = CHANNEL_ACCOUNT_LEASES.as("used");
-        return DSL.field(DSL.select(DSL.max(used.LOCKED_UNTIL))
-                .from(used)
-                .where(used.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
-                .and(used.BUCKET.eq(bucket)));
+    private static Table<?> latestLease(Field<Integer> bucket) {
+        ChannelAccountLeasesTable l = CHANNEL_ACCOUNT_LEASES.as("l");
+        return DSL.lateral(DSL.select(l.RELEASED_AT, l.LOCKED_UNTIL)
+                        .from(l)
+                        .where(l.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
+                        .and(l.BUCKET.eq(bucket))
+                        .orderBy(l.FENCE.desc())
+                        .limit(DSL.inline(1)))
+                .as("latest");
     }
 
     /**
      * The spreading pick: {@link #PROBE_COUNT} uniformly random slots (from {@code :probes}, uniform
      * values in [0, 1), each mapped to {@code min(slot) + floor(u * (max(slot) - min(slot) + 1))}),
-     * looked up by the slot index; of those that have no live lease and are not locked, the one
-     * least recently used ({@link #lastUse(Field)}: never used first), ties in probe order. Choosing the
-     * less used of several random candidates spreads acquisitions more evenly than one random
-     * choice ("power of d choices"), and a slot that no account holds (a gap left by removals) is
-     * a miss, not a shortcut to its neighbour. Only when every probe misses does it fall back to the
+     * looked up by the slot index; of those not locked whose latest lease ({@link #latestLease})
+     * is not live, the one least recently used (by that lease's end; never used first), ties in
+     * probe order: one look serves both the filter and the order. Choosing the less used of
+     * several random candidates spreads acquisitions more evenly than one random choice ("power
+     * of d choices"), and a slot that no account holds (a gap left by removals) is a miss, not a
+     * shortcut to its neighbour. Only when every probe misses does it fall back to the
      * {@link #randomStartBranches(Condition, Field) scan from a random start}.
      */
-    @SuppressWarnings("NullAway") // probes.field("u") is not null: the alias list above declares u
+    @SuppressWarnings("NullAway") // the fields named here are declared by the aliases above
     private static Select<Record2<String, Integer>> randomProbes(Condition inBucket, Field<Integer> bucket) {
         Table<?> probes = DSL.unnest(DSL.param(PROBES, SQLDataType.DOUBLE.array()))
                 .withOrdinality()
                 .as("probes", "u", "ord");
         Field<Double> u = probes.field("u", Double.class);
         Field<Long> slot = slotAt(u, inBucket);
+        Table<?> latest = latestLease(bucket);
+        Field<OffsetDateTime> end = latest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL);
+        Field<OffsetDateTime> released = latest.field(CHANNEL_ACCOUNT_LEASES.RELEASED_AT);
         Table<Record2<String, Integer>> probed = DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.BUCKET)
                 .from(probes)
                 .join(CHANNEL_ACCOUNTS)
                 .on(CHANNEL_ACCOUNTS.SLOT.eq(slot))
-                .where(unleased(bucket))
+                .leftJoin(latest)
+                .on(DSL.trueCondition())
+                // no lease kept (end null), or one released or run out
+                .where(end.isNull().or(released.isNotNull()).or(end.le(DSL.currentOffsetDateTime())))
                 .and(inBucket)
-                .orderBy(lastUse(bucket).asc().nullsFirst(), probes.field("ord"))
+                .orderBy(end.asc().nullsFirst(), probes.field("ord"))
                 .limit(DSL.inline(1))
                 .forUpdate()
                 .of(CHANNEL_ACCOUNTS)

@@ -19,7 +19,7 @@ import org.jooq.impl.DSL;
  * The channel account pool: idle accounts (no lease, or the latest one released), live leases and
  * expired ones (of accounts not leased again since), each counted up to the cap; the lease holders among the leases
  * that expire first; the leases expiring soonest, and the ones that expired most recently. Leases
- * are rows of {@code channel_account_leases}, read by its {@code (public_key, locked_until)} index.
+ * are rows of {@code channel_account_leases}, read by its {@code (public_key, fence)} index.
  */
 final class PoolPage {
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /** The changelog on empty databases: apply, re-apply, roll back, and two migrators racing. */
 class SchemaMigrationTest {
 
-    static final int CHANGE_SETS = 38;
+    static final int CHANGE_SETS = 39;
 
     static final Set<String> TABLES = Set.of(
             "channel_accounts",
@@ -100,6 +100,7 @@ class SchemaMigrationTest {
                         "pool-007-channel-accounts-fence",
                         "pool-008-channel-account-leases",
                         "pool-009-citus-distribute-channel-account-leases",
+                        "pool-010-channel-account-leases-by-fence",
                         "accounts-000-schema",
                         "accounts-001-move-accounts-from-0.1",
                         "accounts-002-accounts",

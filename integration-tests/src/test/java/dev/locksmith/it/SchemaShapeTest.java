@@ -93,8 +93,11 @@ class SchemaShapeTest extends DatabaseTest {
                 .contains("'pending'", "'running'");
         Map<String, String> pool = indexes("channel_accounts");
         assertThat(pool).doesNotContainKey("channel_accounts_idle_idx");
-        assertThat(indexes("channel_account_leases").get("channel_account_leases_key_idx"))
-                .contains("(public_key, locked_until)");
+        assertThat(indexes("channel_account_leases"))
+                .doesNotContainKey("channel_account_leases_key_idx")
+                .hasEntrySatisfying(
+                        "channel_account_leases_key_fence_idx",
+                        index -> assertThat(index).contains("(public_key, fence)"));
         assertThat(pool.get("channel_accounts_slot_idx")).startsWith("CREATE UNIQUE INDEX");
         Map<String, String> waits = indexes("lock_wait_event");
         assertThat(waits.get("lock_wait_event_resource_idx")).contains("(resource_id, wait_start)");

@@ -122,13 +122,31 @@ class PoolConcurrencyTest extends DatabaseTest {
      */
     @org.junit.jupiter.api.Test
     void aLockAndALookInOneStatementLeasesAnAccountTwice() throws Exception {
-        assertThat(liveLeasesAfterAGatedAcquisition(true)).isEqualTo(2);
+        assertThat(liveLeasesAfterAGatedAcquisition(Gated.ONE_STATEMENT)).isEqualTo(2);
     }
 
-    /** The same gate before the library's order (the look in a statement after the lock's) leases nothing. */
-    @org.junit.jupiter.api.Test
-    void aLookAfterTheLockSeesTheLeaseTakenWhileItWaited() throws Exception {
-        assertThat(liveLeasesAfterAGatedAcquisition(false)).isEqualTo(1);
+    /**
+     * The same gate before the library's look (after the lock, with a snapshot of its own) leases
+     * nothing: in a statement after the lock's (the library's order on Citus), and in the same
+     * statement through the schema's VOLATILE function {@code channel_account_leased} (the
+     * library's order on one server).
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Gated.class,
+            names = {"TWO_STATEMENTS", "ONE_STATEMENT_WITH_THE_FUNCTION"})
+    void aLookWithASnapshotAfterTheLockSeesTheLeaseTakenWhileItWaited(Gated form) throws Exception {
+        assertThat(liveLeasesAfterAGatedAcquisition(form)).isEqualTo(1);
+    }
+
+    /** How a gated acquisition looks for a live lease after its lock. */
+    enum Gated {
+        /** In the pick's statement, with its snapshot. */
+        ONE_STATEMENT,
+        /** In a statement after the pick's. */
+        TWO_STATEMENTS,
+        /** In the pick's statement, through {@code channel_account_leased}. */
+        ONE_STATEMENT_WITH_THE_FUNCTION
     }
 
     private static final long GATE = 4242;
@@ -138,28 +156,39 @@ class PoolConcurrencyTest extends DatabaseTest {
     private static final String GATED_PICK = "SELECT a.public_key FROM locksmith.channel_accounts a"
             + " WHERE (SELECT pg_advisory_xact_lock(" + GATE + ")) IS NOT NULL AND"
             + NOT_LEASED.formatted("a.public_key") + " LIMIT 1 FOR UPDATE OF a SKIP LOCKED";
+    /** The lease of %1$s, from %2$s, unless %3$s finds a live one. */
     private static final String LEASE = "INSERT INTO locksmith.channel_account_leases"
             + " (public_key, locked_by, locked_at, locked_until)"
-            + " SELECT %1$s, 'gated', now(), now() + interval '1 day' %2$s WHERE"
-            + NOT_LEASED.formatted("%1$s") + " RETURNING public_key";
+            + " SELECT %1$s, 'gated', now(), now() + interval '1 day' %2$s WHERE %3$s RETURNING public_key";
 
     /**
-     * One account; a gated acquisition (in one statement, or as the pick and then the lease) is
-     * held at the gate while the pool leases the account; returns the account's live leases after.
+     * One account; a gated acquisition is held at the gate while the pool leases the account;
+     * returns the account's live leases after.
      */
-    private int liveLeasesAfterAGatedAcquisition(boolean oneStatement) throws Exception {
+    private int liveLeasesAfterAGatedAcquisition(Gated form) throws Exception {
         ChannelAccountPool accounts = new ChannelAccountPool(dsl);
         accounts.register(dsl, List.of("G1"));
+        String withPicked = "WITH picked AS (" + GATED_PICK + ") ";
         try (Connection gateSession = pool.getConnection()) {
             DSLContext gate = DSL.using(gateSession, SQLDialect.POSTGRES);
             gate.execute("SELECT pg_advisory_lock(" + GATE + ")");
-            var gated = CompletableFuture.supplyAsync(() -> oneStatement
-                    ? dsl.fetch(
-                            "WITH picked AS (" + GATED_PICK + ") " + LEASE.formatted("p.public_key", "FROM picked p"))
-                    : dsl.transactionResult(c -> {
+            var gated = CompletableFuture.supplyAsync(() -> switch (form) {
+                case ONE_STATEMENT ->
+                    dsl.fetch(withPicked
+                            + LEASE.formatted("p.public_key", "FROM picked p", NOT_LEASED.formatted("p.public_key")));
+                case ONE_STATEMENT_WITH_THE_FUNCTION ->
+                    dsl.fetch(withPicked
+                            + LEASE.formatted(
+                                    "p.public_key",
+                                    "FROM picked p",
+                                    "NOT locksmith.channel_account_leased(p.public_key)"));
+                case TWO_STATEMENTS ->
+                    dsl.transactionResult(c -> {
                         Object picked = c.dsl().fetchValue(GATED_PICK);
-                        return c.dsl().fetch(LEASE.formatted("?::text", ""), picked, picked);
-                    }));
+                        return c.dsl()
+                                .fetch(LEASE.formatted("?::text", "", NOT_LEASED.formatted("?::text")), picked, picked);
+                    });
+            });
             Await.until(
                     "the acquisition waiting at the gate",
                     Duration.ofSeconds(30),
@@ -169,12 +198,11 @@ class PoolConcurrencyTest extends DatabaseTest {
             assertThat(accounts.acquire(Duration.ofDays(1), "meanwhile")).isPresent();
             gate.execute("SELECT pg_advisory_unlock(" + GATE + ")");
             int leased = gated.get(30, TimeUnit.SECONDS).size();
-            System.out.printf(
-                    "gated acquisition in %s leased %d%n", oneStatement ? "one statement" : "two statements", leased);
+            System.out.printf("gated acquisition, %s: leased %d%n", form, leased);
         }
-        return dsl.fetchValue(
-                "SELECT count(*)::int FROM locksmith.channel_account_leases l WHERE public_key = 'G1' AND " + LIVE,
-                Integer.class);
+        return dsl.fetchOne(
+                        "SELECT count(*) FROM locksmith.channel_account_leases l WHERE public_key = 'G1' AND " + LIVE)
+                .get(0, Integer.class);
     }
 
     /**

@@ -42,7 +42,7 @@ class LeasesUpgradeTest extends EmptyDatabaseTest {
         ChannelAccount rolled = accounts.acquire(MINUTE, "before-rollback").orElseThrow();
         accounts.register(dsl, List.of("GNEVER"));
 
-        List<AppliedChangeSet> remaining = LocksmithSchema.rollback(pool, 2);
+        List<AppliedChangeSet> remaining = LocksmithSchema.rollback(pool, 3);
         assertThat(remaining).extracting(AppliedChangeSet::id).last().isEqualTo("pool-007-channel-accounts-fence");
         Record back =
                 dsl.fetchOne("SELECT locked_by, fence FROM locksmith.channel_accounts WHERE public_key = 'GROLLED'");
