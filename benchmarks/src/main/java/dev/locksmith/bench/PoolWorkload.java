@@ -4,6 +4,7 @@ import dev.locksmith.pool.AcquireStrategy;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
 import dev.locksmith.pool.ChannelAccountPoolConfig;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -50,19 +51,25 @@ final class PoolWorkload implements Workload {
     static final String RAW_RANDOM_PROBES = "SELECT c.public_key FROM ("
             + "SELECT b0.public_key FROM (SELECT ca.public_key FROM unnest(?::float8[]) WITH ORDINALITY AS p(u, ord) "
             + "JOIN channel_accounts ca ON ca.slot = " + String.format(SLOT_OF, "p.u")
-            + " WHERE " + String.format(UNLEASED, "ca.public_key")
-            + " ORDER BY (SELECT max(u.locked_until) FROM channel_account_leases u WHERE u.public_key = ca.public_key)"
-            + " NULLS FIRST, p.ord LIMIT 1 FOR UPDATE OF ca SKIP LOCKED) b0 UNION ALL " + SCAN + ") c LIMIT 1";
+            + " LEFT JOIN LATERAL (SELECT l.released_at, l.locked_until FROM channel_account_leases l"
+            + " WHERE l.public_key = ca.public_key ORDER BY l.fence DESC LIMIT 1) latest ON true"
+            + " WHERE latest.locked_until IS NULL OR latest.released_at IS NOT NULL OR latest.locked_until <= now()"
+            + " ORDER BY latest.locked_until NULLS FIRST, p.ord LIMIT 1 FOR UPDATE OF ca SKIP LOCKED) b0 UNION ALL "
+            + SCAN + ") c LIMIT 1";
     static final String RAW_ORDER_BY_RANDOM = "SELECT public_key FROM channel_accounts ca WHERE "
             + String.format(UNLEASED, "ca.public_key") + " ORDER BY random() LIMIT 1 FOR UPDATE OF ca SKIP LOCKED";
-    // Statement 2, in the same transaction: the lease, unless a live one is there after all
-    static final String RAW_LEASE =
-            "INSERT INTO channel_account_leases (public_key, locked_by, locked_at, locked_until) "
-                    + "SELECT ?, ?, now(), now() + ?::interval WHERE " + String.format(UNLEASED, "?")
-                    + " RETURNING public_key";
+    // The acquisition is one statement: the pick (%s), then the lease unless the schema's
+    // function, whose query takes a snapshot after the pick's lock, finds a live one
+    static final String RAW_ACQUIRE = "WITH picked AS (%s), inserted AS ("
+            + "INSERT INTO channel_account_leases (public_key, locked_by, locked_at, locked_until) "
+            + "SELECT public_key, ?, now(), now() + ?::interval FROM picked WHERE NOT channel_account_leased(public_key)"
+            + " RETURNING public_key) SELECT picked.public_key AS picked, inserted.public_key"
+            + " FROM picked LEFT JOIN inserted ON true";
+    // the account's latest lease by fence, as the library's release finds it
     static final String RAW_RELEASE = "UPDATE channel_account_leases SET locked_until = clock_timestamp(), "
             + "released_at = clock_timestamp() WHERE public_key = ? AND locked_by = ? AND released_at IS NULL "
-            + "AND locked_until > clock_timestamp()";
+            + "AND locked_until > clock_timestamp() AND fence = "
+            + "(SELECT max(f.fence) FROM channel_account_leases f WHERE f.public_key = ?)";
     static final String HOLDER = "bench-hold";
     static final int PROBES = 8;
 
@@ -251,54 +258,56 @@ final class PoolWorkload implements Workload {
                 ledger.remove(key, owner);
                 if (library != null) {
                     library.transaction(c -> pool.release(c.dsl(), key, owner));
-                } else if (Jdbc.inTransaction(ds, c -> Jdbc.update(c, RAW_RELEASE, key, owner)) != 1) {
+                } else if (Jdbc.inTransaction(ds, c -> Jdbc.update(c, RAW_RELEASE, key, owner, key)) != 1) {
                     violations.incrementAndGet();
                 }
                 return 1;
             };
         }
 
-        /** The library's two statements in plain JDBC: the pick, then the lease, in one transaction. */
+        /**
+         * The library's one statement in plain JDBC, auto-committed; picks again (up to 8 times)
+         * when the account picked was found leased.
+         */
         private String rawAcquire(String owner) throws Exception {
-            return Jdbc.inTransaction(ds, c -> {
-                String sql = switch (strategy) {
-                    case RANDOM_PROBES -> RAW_RANDOM_PROBES;
-                    case RANDOM_START -> RAW_RANDOM_START;
-                    case ORDER_BY_RANDOM -> RAW_ORDER_BY_RANDOM;
-                };
-                String picked;
-                try (PreparedStatement s = c.prepareStatement(sql)) {
-                    int i = 1;
-                    ThreadLocalRandom random = ThreadLocalRandom.current();
-                    if (strategy == AcquireStrategy.RANDOM_PROBES) {
-                        Double[] probes = new Double[PROBES];
-                        for (int p = 0; p < PROBES; p++) {
-                            probes[p] = random.nextDouble();
+            String pick = switch (strategy) {
+                case RANDOM_PROBES -> RAW_RANDOM_PROBES;
+                case RANDOM_START -> RAW_RANDOM_START;
+                case ORDER_BY_RANDOM -> RAW_ORDER_BY_RANDOM;
+            };
+            String sql = RAW_ACQUIRE.formatted(pick);
+            try (Connection c = ds.getConnection()) {
+                for (int attempt = 0; attempt < 8; attempt++) {
+                    try (PreparedStatement s = c.prepareStatement(sql)) {
+                        int i = 1;
+                        ThreadLocalRandom random = ThreadLocalRandom.current();
+                        if (strategy == AcquireStrategy.RANDOM_PROBES) {
+                            Double[] probes = new Double[PROBES];
+                            for (int p = 0; p < PROBES; p++) {
+                                probes[p] = random.nextDouble();
+                            }
+                            s.setObject(i++, probes); // in binary, as the library binds it
                         }
-                        s.setObject(i++, probes); // in binary, as the library binds it
-                    }
-                    if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
-                        double r = random.nextDouble();
-                        s.setDouble(i++, r);
-                        s.setDouble(i, r);
-                    }
-                    try (ResultSet rs = s.executeQuery()) {
-                        picked = rs.next() ? rs.getString(1) : null;
-                    }
-                }
-                if (picked == null) {
-                    return null;
-                }
-                try (PreparedStatement s = c.prepareStatement(RAW_LEASE)) {
-                    s.setString(1, picked);
-                    s.setString(2, owner);
-                    s.setString(3, "60 seconds");
-                    s.setString(4, picked);
-                    try (ResultSet rs = s.executeQuery()) {
-                        return rs.next() ? rs.getString(1) : null;
+                        if (strategy != AcquireStrategy.ORDER_BY_RANDOM) {
+                            double r = random.nextDouble();
+                            s.setDouble(i++, r);
+                            s.setDouble(i++, r);
+                        }
+                        s.setString(i++, owner);
+                        s.setString(i, "60 seconds");
+                        try (ResultSet rs = s.executeQuery()) {
+                            if (!rs.next()) {
+                                return null;
+                            }
+                            String leased = rs.getString(2);
+                            if (leased != null) {
+                                return leased;
+                            }
+                        }
                     }
                 }
-            });
+                return null;
+            }
         }
 
         @Override
