@@ -5,6 +5,9 @@ import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.Errors;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.DoubleSupplier;
@@ -69,15 +72,22 @@ final class Acquisition {
      * One acquisition on one server: the one statement, which locks an account without a live
      * lease and inserts its lease unless a live one is there after all (its pick's snapshot can
      * predate a lease committed by an acquirer that held the account's lock before). Such an
-     * account is passed over and another picked, up to {@link #PICKS} times.
+     * account is passed over and another picked, up to {@link #PICKS} times. Auto-committed when
+     * the pool's context is in auto-commit mode; otherwise (a caller's transaction, or connections
+     * that do not auto-commit) inside a transaction of the context's provider, as every
+     * acquisition was before it became one statement: a savepoint in a caller's transaction, which
+     * an error rolls back to without aborting the caller's, and a commit of its own on a
+     * connection that would otherwise roll the lease back when it is returned.
      */
     private Optional<ChannelAccount> acquireHere(PoolStatements statements, Duration lease, String holder) {
+        boolean autoCommit = Errors.translating(() -> dsl.connectionResult(Connection::getAutoCommit));
         for (int pick = 1; pick <= PICKS; pick++) {
             Binds binds = choiceBinds(statements, statements.acquire.binds(), -1)
                     .set(PoolStatements.OWNER, holder)
                     .setInterval(PoolStatements.LEASE, lease);
-            Optional<Try> taken =
-                    Errors.translating(() -> statements.acquire.fetchOptional(dsl, binds, Acquisition::tried));
+            Optional<Try> taken = Errors.translating(() -> autoCommit
+                    ? statements.acquire.fetchOptional(dsl, binds, Acquisition::tried)
+                    : dsl.transactionResult(c -> statements.acquire.fetchOptional(c.dsl(), binds, Acquisition::tried)));
             if (taken.isEmpty()) {
                 return Optional.empty();
             }
@@ -89,7 +99,7 @@ final class Acquisition {
     }
 
     /** A row of {@link PoolStatements#acquire}: its lease, or lost when the look found one live. */
-    private static Try tried(java.sql.ResultSet row) throws java.sql.SQLException {
+    private static Try tried(ResultSet row) throws SQLException {
         requireReadCommitted(row.getString(PoolStatements.ISOLATION));
         return row.getObject(CHANNEL_ACCOUNT_LEASES.FENCE.getName()) == null
                 ? Try.LOST

@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * extension that meets a lease being moved looks again ({@link ChannelAccountPool}).
  *
  * <p>Turned by the pool's own acquisitions: at most once per {@link #LOOK_EVERY} per pool, the
- * acquisition that comes due runs one {@link #step()} after its own transaction has committed (a
+ * acquisition that comes due runs one {@link #step()} after its own statement has committed (a
  * statement reading the sizes; a TRUNCATE waits at most {@link RotatingPartitions#LOCK_WAIT} for
  * its lock). Nothing on Citus's layout, where the shards' sizes are not the coordinator's to read,
  * and nothing for a role that may not truncate the partitions (said once at WARN).

@@ -96,10 +96,14 @@ final class PoolStatements {
         Field<Integer> accountBucket = distributed ? bucket : CHANNEL_ACCOUNTS.BUCKET;
         Param<String> owner = DSL.param(OWNER, SQLDataType.VARCHAR);
         Param<String> key = DSL.param(KEY, SQLDataType.VARCHAR);
+        // an account's look in the scan from a random start: on one server at its latest lease only
+        // (fences grow per account: see latestLease); on Citus, whose workers may take fences from
+        // ranges of their own, at every kept lease
+        Condition scanned = distributed ? unleased(accountBucket) : latestNotLive(accountBucket);
         Select<Record2<String, Integer>> choice = switch (strategy) {
-            case RANDOM_PROBES -> randomProbes(inBucket, accountBucket);
+            case RANDOM_PROBES -> randomProbes(inBucket, accountBucket, scanned);
             case RANDOM_START ->
-                DSL.selectFrom(randomStartBranches(inBucket, accountBucket).asTable("candidates"))
+                DSL.selectFrom(randomStartBranches(inBucket, scanned).asTable("candidates"))
                         .limit(DSL.inline(1));
             case ORDER_BY_RANDOM -> orderByRandom(inBucket, accountBucket, distributed);
         };
@@ -135,8 +139,10 @@ final class PoolStatements {
                 CHANNEL_ACCOUNT_LEASES.LOCKED_AT,
                 CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL,
                 CHANNEL_ACCOUNT_LEASES.FENCE);
-        // now(): the acquisition's transaction (its own, or the statement's) began a moment ago; a
-        // stable function, which Citus evaluates once
+        // now(): when the acquisition's transaction began, a moment ago when it is the statement's
+        // own or one of the pool's; in a caller's transaction when that began, so that the lease
+        // counts from then (and a lease that ran out since counts as held a moment longer, never as
+        // free too early); a stable function, which Citus evaluates once
         CommonTableExpression<Record2<String, Integer>> pickedOnce =
                 DSL.name(PICKED).as(choice);
         Field<String> pickedKey = java.util.Objects.requireNonNull(pickedOnce.field(CHANNEL_ACCOUNTS.PUBLIC_KEY));
@@ -239,6 +245,21 @@ final class PoolStatements {
                 .and(live(live, DSL.currentOffsetDateTime())));
     }
 
+    /**
+     * The account in the statement's {@code channel_accounts} row (of bucket {@code bucket}) has
+     * no live lease, by a look at its latest lease ({@link #latestLease}): per account a backward
+     * probe of each slot's {@code (public_key, fence)} index and one row read, where
+     * {@link #unleased} reads every kept lease of the account (but can be one anti-join).
+     */
+    @SuppressWarnings("NullAway") // the fields named here are those latestLease selects
+    private static Condition latestNotLive(Field<Integer> bucket) {
+        Table<?> latest = latestLease(bucket);
+        return DSL.notExists(DSL.selectOne()
+                .from(latest)
+                .where(latest.field(CHANNEL_ACCOUNT_LEASES.RELEASED_AT).isNull())
+                .and(latest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL).gt(DSL.currentOffsetDateTime())));
+    }
+
     /** A lease of {@code leases} that is live at {@code at}: not released, not expired. */
     static Condition live(ChannelAccountLeasesTable leases, Field<OffsetDateTime> at) {
         return leases.RELEASED_AT.isNull().and(leases.LOCKED_UNTIL.gt(at));
@@ -274,10 +295,11 @@ final class PoolStatements {
      * several random candidates spreads acquisitions more evenly than one random choice ("power
      * of d choices"), and a slot that no account holds (a gap left by removals) is a miss, not a
      * shortcut to its neighbour. Only when every probe misses does it fall back to the
-     * {@link #randomStartBranches(Condition, Field) scan from a random start}.
+     * {@link #randomStartBranches(Condition, Condition) scan from a random start}.
      */
     @SuppressWarnings("NullAway") // the fields named here are declared by the aliases above
-    private static Select<Record2<String, Integer>> randomProbes(Condition inBucket, Field<Integer> bucket) {
+    private static Select<Record2<String, Integer>> randomProbes(
+            Condition inBucket, Field<Integer> bucket, Condition scanned) {
         Table<?> probes = DSL.unnest(DSL.param(PROBES, SQLDataType.DOUBLE.array()))
                 .withOrdinality()
                 .as("probes", "u", "ord");
@@ -302,7 +324,7 @@ final class PoolStatements {
                 .skipLocked()
                 .asTable("probed");
         Table<Record2<String, Integer>> candidates = DSL.selectFrom(probed)
-                .unionAll(randomStartBranches(inBucket, bucket))
+                .unionAll(randomStartBranches(inBucket, scanned))
                 .asTable("candidates");
         return DSL.selectFrom(candidates).limit(DSL.inline(1));
     }
@@ -316,11 +338,11 @@ final class PoolStatements {
      * missing slots is proportionally more likely; a pool with every account leased is read
      * whole (one probe of the leases per account).
      */
-    private static Select<Record2<String, Integer>> randomStartBranches(Condition inBucket, Field<Integer> bucket) {
+    private static Select<Record2<String, Integer>> randomStartBranches(Condition inBucket, Condition free) {
         var slot = CHANNEL_ACCOUNTS.SLOT;
         Field<Long> start = slotAt(DSL.param(START, SQLDataType.DOUBLE), inBucket);
-        Table<Record2<String, Integer>> after = lockOne(slot.ge(start).and(inBucket), bucket, "after");
-        Table<Record2<String, Integer>> before = lockOne(slot.lt(start).and(inBucket), bucket, "before");
+        Table<Record2<String, Integer>> after = lockOne(slot.ge(start).and(inBucket), free, "after");
+        Table<Record2<String, Integer>> before = lockOne(slot.lt(start).and(inBucket), free, "before");
         return DSL.selectFrom(after).unionAll(DSL.selectFrom(before));
     }
 
@@ -335,14 +357,14 @@ final class PoolStatements {
     }
 
     /** The first account by slot matching {@code where} with no live lease, locked with SKIP LOCKED, as a derived table. */
-    private static Table<Record2<String, Integer>> lockOne(Condition where, Field<Integer> bucket, String alias) {
+    private static Table<Record2<String, Integer>> lockOne(Condition where, Condition free, String alias) {
         // Each branch is its own derived table: jOOQ would otherwise hoist the first branch's
         // FOR UPDATE onto the whole UNION, which PostgreSQL rejects. LIMIT is a literal, so that
         // a generic plan still knows it reads one row.
         return DSL.select(CHANNEL_ACCOUNTS.PUBLIC_KEY, CHANNEL_ACCOUNTS.BUCKET)
                 .from(CHANNEL_ACCOUNTS)
                 .where(where)
-                .and(unleased(bucket))
+                .and(free)
                 .orderBy(CHANNEL_ACCOUNTS.SLOT)
                 .limit(DSL.inline(1))
                 .forUpdate()

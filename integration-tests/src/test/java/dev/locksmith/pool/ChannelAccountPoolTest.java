@@ -225,6 +225,30 @@ class ChannelAccountPoolTest extends DatabaseTest {
      * holder's commit would leave two live leases of it. With the lock the acquirer passes the
      * account over, and the holder keeps it alone.
      */
+    /**
+     * A pool on connections that do not auto-commit (a {@code DataSource} configured so), outside
+     * any transaction: the acquisition commits its lease itself, so the rollback with which a
+     * connection pool hands such a connection back does not undo it (one bare statement would
+     * leave the lease in an open transaction, and the caller holding an account nobody sees leased).
+     */
+    @Test
+    void onAConnectionThatDoesNotAutoCommitTheLeaseIsCommitted() throws Exception {
+        new ChannelAccountPool(dsl).register(dsl, List.of("G1"));
+        try (java.sql.Connection manual = pool.getConnection()) {
+            manual.setAutoCommit(false);
+            ChannelAccountPool onManual =
+                    new ChannelAccountPool(org.jooq.impl.DSL.using(manual, org.jooq.SQLDialect.POSTGRES));
+            assertThat(onManual.acquire(MINUTE, "manual")).isPresent();
+            manual.rollback(); // what a connection pool does with an uncommitted connection it gets back
+            manual.setAutoCommit(true);
+        }
+        assertThat(dsl.fetchCount(
+                        CHANNEL_ACCOUNT_LEASES,
+                        CHANNEL_ACCOUNT_LEASES.LOCKED_BY.eq("manual").and(CHANNEL_ACCOUNT_LEASES.RELEASED_AT.isNull())))
+                .isEqualTo(1);
+        assertThat(new ChannelAccountPool(dsl).acquire(MINUTE, "other")).isEmpty();
+    }
+
     @Test
     void anExtensionInFlightWhenItsLeaseRunsOutKeepsTheAccountFromAnAcquirer() throws Exception {
         ChannelAccountPool accounts = pool(AcquireStrategy.RANDOM_PROBES);

@@ -113,8 +113,8 @@ class PoolConcurrencyTest extends DatabaseTest {
     }
 
     /**
-     * The control for the two statements of an acquisition: the same lock and the same look for a
-     * live lease, but in one statement, whose snapshot predates its lock. A gate (an advisory lock
+     * The control for the look after the lock: the same lock and the same look for a live lease,
+     * but the look with the statement's own snapshot, which predates its lock. A gate (an advisory lock
      * the test holds, which the statement takes after its snapshot and before its row lock) stands
      * for the moment between the two: while the statement waits there, the library's pool leases
      * the only account and commits; the statement then locks the account (free again) and, by its
@@ -189,14 +189,22 @@ class PoolConcurrencyTest extends DatabaseTest {
                                 .fetch(LEASE.formatted("?::text", "", NOT_LEASED.formatted("?::text")), picked, picked);
                     });
             });
-            Await.until(
-                    "the acquisition waiting at the gate",
-                    Duration.ofSeconds(30),
-                    () -> dsl.fetchExists(dsl.selectOne()
-                            .from("pg_locks")
-                            .where("locktype = 'advisory' AND NOT granted AND objid = ?::oid", GATE)));
-            assertThat(accounts.acquire(Duration.ofDays(1), "meanwhile")).isPresent();
-            gate.execute("SELECT pg_advisory_unlock(" + GATE + ")");
+            try {
+                Await.until(
+                        "the acquisition waiting at the gate",
+                        Duration.ofSeconds(30),
+                        () -> dsl.fetchExists(dsl.selectOne()
+                                .from("pg_locks")
+                                .where(
+                                        "locktype = 'advisory' AND NOT granted AND classid = 0 AND objid = ?::oid"
+                                                + " AND objsubid = 1 AND database = (SELECT oid FROM pg_database"
+                                                + " WHERE datname = current_database())",
+                                        GATE)));
+                assertThat(accounts.acquire(Duration.ofDays(1), "meanwhile")).isPresent();
+            } finally {
+                // also when the test fails: the session lock would stay with the pooled connection
+                gate.execute("SELECT pg_advisory_unlock_all()");
+            }
             int leased = gated.get(30, TimeUnit.SECONDS).size();
             System.out.printf("gated acquisition, %s: leased %d%n", form, leased);
         }
