@@ -2,11 +2,15 @@ package dev.locksmith.it.citus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.Locksmith;
 import dev.locksmith.it.support.Concurrently;
 import dev.locksmith.pool.AcquireStrategy;
 import dev.locksmith.pool.ChannelAccount;
 import dev.locksmith.pool.ChannelAccountPool;
 import dev.locksmith.pool.ChannelAccountPoolConfig;
+import dev.locksmith.schema.AppliedChangeSet;
+import dev.locksmith.schema.LocksmithSchema;
+import dev.locksmith.schema.SchemaModule;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -66,6 +70,58 @@ class CitusPoolTest extends CitusTest {
         int buckets = dsl.fetchValue(DSL.select(DSL.countDistinct(DSL.field("bucket")))
                 .from(DSL.table(DSL.name(schema, "channel_accounts"))));
         assertThat(buckets).as("buckets used by 300 keys").isEqualTo(shardsOf("channel_accounts"));
+    }
+
+    /**
+     * The leases' change sets rolled back on the cluster and applied again, in a schema of its own:
+     * the live lease goes back into its account's row (pool-008's rollback, after pool-009's
+     * undistributes the lease table) and comes over again, distributed, with its holder and fence.
+     */
+    @Test
+    void theLeasesChangeSetsRollBackAndApplyAgainOnTheCluster() {
+        String target = schema + "_rollback";
+        migrate(target, Set.of(SchemaModule.POOL));
+        try {
+            DSLContext there = Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES))
+                    .schema(target)
+                    .build()
+                    .dsl();
+            ChannelAccountPool before = new ChannelAccountPool(there);
+            before.register(there, List.of("GROLLED"));
+            ChannelAccount held =
+                    before.acquire(Duration.ofMinutes(10), "before-rollback").orElseThrow();
+            before.register(there, List.of("GIDLE"));
+
+            List<AppliedChangeSet> remaining = LocksmithSchema.rollback(migrator(target), target, 3);
+            assertThat(remaining).extracting(AppliedChangeSet::id).last().isEqualTo("pool-007-channel-accounts-fence");
+            var back = DSL.using(pool, SQLDialect.POSTGRES)
+                    .fetchOne(
+                            "SELECT locked_by, fence FROM {0} WHERE public_key = {1}",
+                            DSL.table(DSL.name(target, "channel_accounts")), DSL.val(held.publicKey()));
+            assertThat(back.get("locked_by", String.class)).isEqualTo("before-rollback");
+            assertThat(back.get("fence", Long.class)).isEqualTo(held.fence());
+            assertThat(DSL.using(pool, SQLDialect.POSTGRES)
+                            .fetchValue("SELECT to_regclass({0}) IS NULL", DSL.val(target + ".channel_account_leases")))
+                    .isEqualTo(true);
+
+            migrate(target, Set.of(SchemaModule.POOL));
+            assertThat(DSL.using(pool, SQLDialect.POSTGRES)
+                            .fetchValue(
+                                    "SELECT distribution_column FROM citus_tables WHERE table_name::text = {0}",
+                                    DSL.val(target + ".channel_account_leases")))
+                    .isEqualTo("bucket");
+            ChannelAccountPool after = new ChannelAccountPool(there);
+            ChannelAccount carried = after.find(there, held.publicKey()).orElseThrow();
+            assertThat(carried.holder()).contains("before-rollback");
+            assertThat(carried.fence()).isEqualTo(held.fence());
+            ChannelAccount next = after.acquire(Duration.ofMinutes(1), "after").orElseThrow();
+            assertThat(next.publicKey()).isEqualTo("GIDLE");
+            assertThat(next.fence()).isGreaterThan(held.fence());
+            there.transaction(c -> after.release(c.dsl(), held.publicKey(), "before-rollback"));
+            assertThat(after.stats().leased()).isEqualTo(1);
+        } finally {
+            DSL.using(pool, SQLDialect.POSTGRES).execute("DROP SCHEMA {0} CASCADE", DSL.name(target));
+        }
     }
 
     @Test

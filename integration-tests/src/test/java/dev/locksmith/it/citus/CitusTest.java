@@ -70,12 +70,17 @@ abstract class CitusTest {
      */
     protected void migrate(String target, Set<SchemaModule> modules) {
         DSL.using(pool, SQLDialect.POSTGRES).execute("CREATE SCHEMA IF NOT EXISTS {0}", DSL.name(target));
+        LocksmithSchema.migrate(migrator(target), target, modules);
+    }
+
+    /** Connections for Liquibase on {@code target}, whose own tables live there too (see {@link #migrate}). */
+    protected PGSimpleDataSource migrator(String target) {
         PGSimpleDataSource migrator = new PGSimpleDataSource();
         migrator.setUrl(URL);
         migrator.setUser(pool.getUsername());
         migrator.setPassword(pool.getPassword());
         migrator.setCurrentSchema(target);
-        LocksmithSchema.migrate(migrator, target, modules);
+        return migrator;
     }
 
     @AfterAll
