@@ -9,7 +9,9 @@ import dev.locksmith.internal.RenderedQuery;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
@@ -145,7 +147,7 @@ final class PoolStatements {
         // free too early); a stable function, which Citus evaluates once
         CommonTableExpression<Record2<String, Integer>> pickedOnce =
                 DSL.name(PICKED).as(choice);
-        Field<String> pickedKey = java.util.Objects.requireNonNull(pickedOnce.field(CHANNEL_ACCOUNTS.PUBLIC_KEY));
+        Field<String> pickedKey = Objects.requireNonNull(pickedOnce.field(CHANNEL_ACCOUNTS.PUBLIC_KEY));
         CommonTableExpression<?> inserted = DSL.name("inserted")
                 .as(dsl.insertInto(CHANNEL_ACCOUNT_LEASES)
                         .columns(columns)
@@ -154,7 +156,7 @@ final class PoolStatements {
                                 .where(isolation.eq(DSL.inline(READ_COMMITTED)))
                                 .andNot(Routines.channelAccountLeased(pickedKey)))
                         .returning(returned));
-        List<Field<?>> acquired = new java.util.ArrayList<>();
+        List<Field<?>> acquired = new ArrayList<>();
         acquired.add(pickedKey.as(PICKED));
         acquired.add(isolation.as(ISOLATION));
         returned.forEach(column -> acquired.add(inserted.field(column)));
