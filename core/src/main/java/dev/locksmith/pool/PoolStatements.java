@@ -258,13 +258,21 @@ final class PoolStatements {
         Table<?> latest = latestLease(bucket);
         return DSL.notExists(DSL.selectOne()
                 .from(latest)
-                .where(latest.field(CHANNEL_ACCOUNT_LEASES.RELEASED_AT).isNull())
-                .and(latest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL).gt(DSL.currentOffsetDateTime())));
+                .where(live(
+                        latest.field(CHANNEL_ACCOUNT_LEASES.RELEASED_AT),
+                        latest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL),
+                        DSL.currentOffsetDateTime())));
     }
 
     /** A lease of {@code leases} that is live at {@code at}: not released, not expired. */
     static Condition live(ChannelAccountLeasesTable leases, Field<OffsetDateTime> at) {
-        return leases.RELEASED_AT.isNull().and(leases.LOCKED_UNTIL.gt(at));
+        return live(leases.RELEASED_AT, leases.LOCKED_UNTIL, at);
+    }
+
+    /** A lease with these ends is live at {@code at}: not released, not expired. */
+    private static Condition live(
+            Field<OffsetDateTime> releasedAt, Field<OffsetDateTime> lockedUntil, Field<OffsetDateTime> at) {
+        return releasedAt.isNull().and(lockedUntil.gt(at));
     }
 
     /**
@@ -317,7 +325,7 @@ final class PoolStatements {
                 .leftJoin(latest)
                 .on(DSL.trueCondition())
                 // no lease kept (end null), or one released or run out
-                .where(end.isNull().or(released.isNotNull()).or(end.le(DSL.currentOffsetDateTime())))
+                .where(end.isNull().or(DSL.not(live(released, end, DSL.currentOffsetDateTime()))))
                 .and(inBucket)
                 .orderBy(end.asc().nullsFirst(), probes.field("ord"))
                 .limit(DSL.inline(1))
