@@ -163,6 +163,15 @@ public final class Job {
     }
 
     /**
+     * The key whose running jobs a concurrency limit counts ({@link NewJob.Builder#concurrencyKey(String)}).
+     *
+     * @return the concurrency key, or null for a job without one
+     */
+    public @Nullable String concurrencyKey() {
+        return row.concurrencyKey();
+    }
+
+    /**
      * The lease holder, when the job is running.
      *
      * @return the worker that holds it

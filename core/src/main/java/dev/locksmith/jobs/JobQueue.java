@@ -556,6 +556,16 @@ public final class JobQueue {
         return engine.reads.depth(queue, cap);
     }
 
+    /**
+     * The concurrency limits per key of this database's queues ({@link NewJob.Builder#concurrencyKey(String)}):
+     * rows of {@code job_concurrency_limits}, which every JVM's claims read.
+     *
+     * @return the limits, read and written in the caller's transaction
+     */
+    public ConcurrencyLimits concurrencyLimits() {
+        return new ConcurrencyLimits(engine.limits);
+    }
+
     /** The environment this queue was built in, for the workers built from it. */
     Environment environment() {
         return Environment.of(engine.dsl());

@@ -38,6 +38,9 @@ import org.jspecify.annotations.Nullable;
  * @param orderingKey jobs of the queue with the same ordering key run one at a time, in the order
  *     they were enqueued (see {@link Builder#orderingKey(String)} and {@link JobQueue}); empty
  *     (the default) for a job that runs in parallel with any other
+ * @param concurrencyKey jobs of the queue with the same concurrency key run at most N at a time,
+ *     N being the key's limit ({@link Builder#concurrencyKey(String)}, {@link ConcurrencyLimits});
+ *     empty (the default) for a job no limit counts
  */
 public record NewJob(
         String queue,
@@ -48,7 +51,8 @@ public record NewJob(
         int maxAttempts,
         int shard,
         Optional<String> uniqueKey,
-        Optional<String> orderingKey) {
+        Optional<String> orderingKey,
+        Optional<String> concurrencyKey) {
 
     /** Highest priority (claimed first). */
     public static final int MIN_PRIORITY = 0;
@@ -79,6 +83,7 @@ public record NewJob(
      * @param shard zero or more
      * @param uniqueKey empty, or 1 to 256 characters, not blank
      * @param orderingKey empty, or 1 to 256 characters, not blank
+     * @param concurrencyKey empty, or 1 to 256 characters, not blank
      * @throws IllegalArgumentException naming the invalid field (for the payload, also the
      *     problem and its offset)
      * @throws NullPointerException when a field is null
@@ -106,12 +111,14 @@ public record NewJob(
         uniqueKey.ifPresent(key -> requireName("uniqueKey", key, 256));
         Objects.requireNonNull(orderingKey, "orderingKey");
         orderingKey.ifPresent(key -> requireName("orderingKey", key, 256));
+        Objects.requireNonNull(concurrencyKey, "concurrencyKey");
+        concurrencyKey.ifPresent(key -> requireName("concurrencyKey", key, 256));
     }
 
     /**
      * A job of {@code kind} on {@code queue} with every other field at its default: payload
      * {@code {}}, priority {@value #DEFAULT_PRIORITY}, no delay, {@value #DEFAULT_MAX_ATTEMPTS}
-     * attempts, shard 0, no unique key, no ordering key.
+     * attempts, shard 0, no unique key, no ordering key, no concurrency key.
      *
      * @param queue queue name, 1 to 128 characters, not blank
      * @param kind kind of work, 1 to 128 characters, not blank
@@ -148,6 +155,7 @@ public record NewJob(
         private int shard;
         private @Nullable String uniqueKey;
         private @Nullable String orderingKey;
+        private @Nullable String concurrencyKey;
 
         private Builder(String queue, String kind) {
             this.queue = queue;
@@ -246,6 +254,25 @@ public record NewJob(
         }
 
         /**
+         * The key whose running jobs a limit counts; default none. At no instant do more jobs of
+         * this queue and key run than the key's limit (its own, else the queue's default per key:
+         * {@link JobQueue#concurrencyLimits()}), counted across every JVM, in both claim modes: a
+         * leased job from its claim until it is settled (or its lapsed lease is rescued), a job
+         * of a transactional claim while the claiming transaction is open. The limit is enforced
+         * inside the claim: a job of a key at its limit stays pending, its attempt not counted,
+         * and the queue's other keys are claimed meanwhile, in turn (see
+         * {@link ConcurrencyLimits}). A key without a limit, or a queue without any, claims its
+         * jobs as if they had none.
+         *
+         * @param concurrencyKey 1 to 256 characters, not blank (checked by {@link #build()})
+         * @return this builder
+         */
+        public Builder concurrencyKey(String concurrencyKey) {
+            this.concurrencyKey = concurrencyKey;
+            return this;
+        }
+
+        /**
          * The job.
          *
          * @return the validated job
@@ -261,7 +288,8 @@ public record NewJob(
                     maxAttempts,
                     shard,
                     Optional.ofNullable(uniqueKey),
-                    Optional.ofNullable(orderingKey));
+                    Optional.ofNullable(orderingKey),
+                    Optional.ofNullable(concurrencyKey));
         }
     }
 }

@@ -52,6 +52,9 @@ final class ScheduleRows {
             if (row.getOrderingKey() != null) {
                 builder.orderingKey(row.getOrderingKey());
             }
+            if (row.getConcurrencyKey() != null) {
+                builder.concurrencyKey(row.getConcurrencyKey());
+            }
             NewJob template = builder.build();
             return new Schedule(row.getName(), trigger, template, MisfirePolicy.fromDb(row.getMisfire()));
         } catch (IllegalArgumentException e) {

@@ -162,6 +162,7 @@ public final class Schedules {
                             SCHEDULES.MAX_ATTEMPTS,
                             SCHEDULES.SHARD,
                             SCHEDULES.ORDERING_KEY,
+                            SCHEDULES.CONCURRENCY_KEY,
                             SCHEDULES.MISFIRE)
                     .isDistinctFrom(DSL.row(
                             DSL.excluded(SCHEDULES.CRON),
@@ -174,6 +175,7 @@ public final class Schedules {
                             DSL.excluded(SCHEDULES.MAX_ATTEMPTS),
                             DSL.excluded(SCHEDULES.SHARD),
                             DSL.excluded(SCHEDULES.ORDERING_KEY),
+                            DSL.excluded(SCHEDULES.CONCURRENCY_KEY),
                             DSL.excluded(SCHEDULES.MISFIRE)));
             Optional<SchedulesRecord> written = ctx.insertInto(SCHEDULES)
                     .set(SCHEDULES.NAME, schedule.name())
@@ -187,6 +189,7 @@ public final class Schedules {
                     .set(SCHEDULES.MAX_ATTEMPTS, job.maxAttempts())
                     .set(SCHEDULES.SHARD, job.shard())
                     .set(SCHEDULES.ORDERING_KEY, job.orderingKey().orElse(null))
+                    .set(SCHEDULES.CONCURRENCY_KEY, job.concurrencyKey().orElse(null))
                     .set(SCHEDULES.MISFIRE, schedule.misfire().dbValue())
                     .set(SCHEDULES.NEXT_RUN_AT, ScheduleRows.at(next))
                     .onConflict(SCHEDULES.NAME)
@@ -201,6 +204,7 @@ public final class Schedules {
                     .set(SCHEDULES.MAX_ATTEMPTS, DSL.excluded(SCHEDULES.MAX_ATTEMPTS))
                     .set(SCHEDULES.SHARD, DSL.excluded(SCHEDULES.SHARD))
                     .set(SCHEDULES.ORDERING_KEY, DSL.excluded(SCHEDULES.ORDERING_KEY))
+                    .set(SCHEDULES.CONCURRENCY_KEY, DSL.excluded(SCHEDULES.CONCURRENCY_KEY))
                     .set(SCHEDULES.MISFIRE, DSL.excluded(SCHEDULES.MISFIRE))
                     .set(
                             SCHEDULES.NEXT_RUN_AT,

@@ -146,6 +146,7 @@ final class Ticker {
                 template.maxAttempts(),
                 template.shard(),
                 Optional.of(Schedules.uniqueKey(schedule.name(), occurrence)),
-                template.orderingKey());
+                template.orderingKey(),
+                template.concurrencyKey());
     }
 }

@@ -77,6 +77,7 @@ class SchemaPlacementTest extends EmptyDatabaseTest {
                         "jobs",
                         "job_history",
                         "job_history_default",
+                        "job_concurrency_limits",
                         "job_unique_keys",
                         "jobs_slot0",
                         "jobs_slot1",
@@ -164,6 +165,7 @@ class SchemaPlacementTest extends EmptyDatabaseTest {
                         "job_unique_keys",
                         "job_history",
                         "job_history_default",
+                        "job_concurrency_limits",
                         "schedules");
 
         JobQueue queue = new JobQueue(dsl);
@@ -312,6 +314,7 @@ class SchemaPlacementTest extends EmptyDatabaseTest {
                         "jobs",
                         "job_history",
                         "job_history_default",
+                        "job_concurrency_limits",
                         "job_unique_keys",
                         "jobs_slot0",
                         "jobs_slot1",

@@ -12,10 +12,12 @@ import dev.locksmith.internal.Errors;
 import dev.locksmith.it.support.DatabaseTest;
 import java.math.BigDecimal;
 import java.time.OffsetDateTime;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.jooq.Record;
 import org.jooq.Table;
+import org.jooq.TableOptions;
 import org.junit.jupiter.api.Test;
 
 /** What DESIGN.md lists, read back from the catalog of a migrated database. */
@@ -143,7 +145,15 @@ class SchemaShapeTest extends DatabaseTest {
 
     @Test
     void generatedClassesMatchTheMigratedTables() {
-        for (Table<?> table : Locksmith.LOCKSMITH.getTables()) {
+        List<Table<?>> tables = Locksmith.LOCKSMITH.getTables().stream()
+                .filter(table -> table.getOptions().type() != TableOptions.TableType.FUNCTION)
+                .toList();
+        // the one table-valued function: the first half of the keyed claim
+        assertThat(Locksmith.LOCKSMITH.getTables())
+                .filteredOn(table -> table.getOptions().type() == TableOptions.TableType.FUNCTION)
+                .extracting(Table::getName)
+                .containsExactly("job_claim_keyed");
+        for (Table<?> table : tables) {
             int columns = dsl.fetchOne(
                             "SELECT count(*) FROM information_schema.columns "
                                     + "WHERE table_schema = 'locksmith' AND table_name = ?",
@@ -151,9 +161,7 @@ class SchemaShapeTest extends DatabaseTest {
                     .get(0, Integer.class);
             assertThat(table.fields()).as(table.getName()).hasSize(columns);
         }
-        assertThat(Locksmith.LOCKSMITH.getTables())
-                .extracting(Table::getName)
-                .containsExactlyInAnyOrderElementsOf(SchemaMigrationTest.TABLES);
+        assertThat(tables).extracting(Table::getName).containsExactlyInAnyOrderElementsOf(SchemaMigrationTest.TABLES);
         assertThat(JOBS.PAYLOAD.getDataType().getTypeName()).isEqualTo("jsonb");
     }
 }

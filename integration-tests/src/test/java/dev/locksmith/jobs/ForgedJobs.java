@@ -34,6 +34,7 @@ public final class ForgedJobs {
                 job.traceparent(),
                 job.orderingKey(),
                 job.fence(),
-                job.row().slot()));
+                job.row().slot(),
+                job.row().concurrencyKey()));
     }
 }

@@ -19,10 +19,12 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,6 +98,7 @@ public final class Claims {
                         claim,
                         false,
                         context.statements::claimInTransaction,
+                        context.keyed::inTransaction,
                         b -> b,
                         context.claimedInTransaction()));
     }
@@ -122,6 +125,7 @@ public final class Claims {
                         claim,
                         true,
                         context.statements::claim,
+                        context.keyed::leased,
                         b -> b.set(JobStatements.WORKER, workerId).setInterval(JobStatements.LEASE, lease),
                         context.claimed()));
     }
@@ -151,6 +155,7 @@ public final class Claims {
                         claim,
                         true,
                         context.statements::claimTwoPhase,
+                        null,
                         b -> b.setInterval(JobStatements.HOLD, hold),
                         context.claimed()));
     }
@@ -169,13 +174,18 @@ public final class Claims {
             Claim claim,
             boolean fill,
             BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
+            @Nullable IntFunction<RenderedQuery> keyed,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         int distributed = context.shards(ctx);
         if (distributed == 0) {
-            RenderedQuery query = statement.apply(
-                    claim.limit(), claim.shards().isEmpty() ? JobStatements.Shards.ALL : JobStatements.Shards.SOME);
-            return sorted(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
+            JobStatements.Shards which =
+                    claim.shards().isEmpty() ? JobStatements.Shards.ALL : JobStatements.Shards.SOME;
+            if (keyed == null || !context.keyed.limited(ctx, claim.queue())) {
+                RenderedQuery query = statement.apply(claim.limit(), which);
+                return sorted(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
+            }
+            return sorted(withKeyed(ctx, claim, which, statement, keyed, binds, mapper));
         }
         List<Integer> shards = claim.shards().isEmpty()
                 ? IntStream.range(0, distributed).boxed().toList()
@@ -211,6 +221,34 @@ public final class Claims {
             }
         }
         return sorted(jobs);
+    }
+
+    /**
+     * A claim of a queue with concurrency limits: keyed jobs through {@link KeyedClaims}, the
+     * others through the plain claim, which leaves keyed jobs alone; each takes what the other
+     * left of the limit. Which goes first is a coin toss per claim, so that neither kind of job
+     * can keep the other out of full batches.
+     */
+    private List<Job> withKeyed(
+            DSLContext ctx,
+            Claim claim,
+            JobStatements.Shards which,
+            BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
+            IntFunction<RenderedQuery> keyed,
+            UnaryOperator<Binds> binds,
+            RenderedQuery.RowMapper<Job> mapper) {
+        boolean keyedFirst = ThreadLocalRandom.current().nextBoolean();
+        List<Job> jobs = new ArrayList<>();
+        for (int turn = 0; turn < 2 && jobs.size() < claim.limit(); turn++) {
+            int left = claim.limit() - jobs.size();
+            if ((turn == 0) == keyedFirst) {
+                jobs.addAll(context.keyed.claim(ctx, claim, left, keyed.apply(left), binds, mapper));
+            } else {
+                RenderedQuery query = statement.apply(left, which);
+                jobs.addAll(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
+            }
+        }
+        return jobs;
     }
 
     /** Runs a claim as an observed {@link Operation.ClaimJobs}, and reports each job claimed. */

@@ -59,6 +59,7 @@ public final class Enqueuer {
     private static final String MAX_ATTEMPTS = "max_attempts";
     private static final String UNIQUE_KEYS = "unique_keys";
     private static final String ORDERING_KEYS = "ordering_keys";
+    private static final String CONCURRENCY_KEYS = "concurrency_keys";
     private static final String TRACEPARENT = "traceparent";
     private static final String NOTIFY = "notify_queues";
 
@@ -223,6 +224,7 @@ public final class Enqueuer {
             JOBS.UNIQUE_KEY,
             JOBS.TRACEPARENT,
             JOBS.ORDERING_KEY,
+            JOBS.CONCURRENCY_KEY,
             JOBS.SLOT);
 
     /** {@link #IN_GENERATION} after the id, for an insert that draws its ids itself. */
@@ -241,7 +243,8 @@ public final class Enqueuer {
         "max_attempts",
         "unique_key",
         "traceparent",
-        "ordering_key"
+        "ordering_key",
+        "concurrency_key"
     };
 
     /**
@@ -320,7 +323,7 @@ public final class Enqueuer {
     /** The rows to insert: one per array element, the arrays side by side. */
     private static org.jooq.Select<
                     ? extends
-                            org.jooq.Record10<
+                            org.jooq.Record11<
                                     String,
                                     Integer,
                                     String,
@@ -330,10 +333,11 @@ public final class Enqueuer {
                                     Integer,
                                     String,
                                     String,
+                                    String,
                                     String>>
             rows(boolean notify) {
         Table<?> t = DSL.table(
-                        "unnest({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                        "unnest({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9})",
                         DSL.param(QUEUES, SQLDataType.VARCHAR.array()),
                         DSL.param(SHARDS, SQLDataType.INTEGER.array()),
                         DSL.param(KINDS, SQLDataType.VARCHAR.array()),
@@ -342,7 +346,8 @@ public final class Enqueuer {
                         DSL.param(DELAYS, SQLDataType.BIGINT.array()),
                         DSL.param(MAX_ATTEMPTS, SQLDataType.INTEGER.array()),
                         DSL.param(UNIQUE_KEYS, SQLDataType.VARCHAR.array()),
-                        DSL.param(ORDERING_KEYS, SQLDataType.VARCHAR.array()))
+                        DSL.param(ORDERING_KEYS, SQLDataType.VARCHAR.array()),
+                        DSL.param(CONCURRENCY_KEYS, SQLDataType.VARCHAR.array()))
                 .as(
                         "t",
                         "queue",
@@ -353,7 +358,8 @@ public final class Enqueuer {
                         "delay_us",
                         "max_attempts",
                         "unique_key",
-                        "ordering_key");
+                        "ordering_key",
+                        "concurrency_key");
         var select = DSL.select(
                         DSL.field(DSL.name("t", "queue"), SQLDataType.VARCHAR),
                         DSL.field(DSL.name("t", "shard"), SQLDataType.INTEGER),
@@ -370,7 +376,8 @@ public final class Enqueuer {
                         DSL.field(DSL.name("t", "max_attempts"), SQLDataType.INTEGER),
                         DSL.field(DSL.name("t", "unique_key"), SQLDataType.VARCHAR),
                         DSL.param(TRACEPARENT, SQLDataType.VARCHAR),
-                        DSL.field(DSL.name("t", "ordering_key"), SQLDataType.VARCHAR))
+                        DSL.field(DSL.name("t", "ordering_key"), SQLDataType.VARCHAR),
+                        DSL.field(DSL.name("t", "concurrency_key"), SQLDataType.VARCHAR))
                 .from(t);
         if (!notify) {
             return select;
@@ -435,6 +442,7 @@ public final class Enqueuer {
         List<Integer> maxAttempts = new ArrayList<>(n);
         List<@Nullable String> uniqueKeys = new ArrayList<>(n);
         List<@Nullable String> orderingKeys = new ArrayList<>(n);
+        List<@Nullable String> concurrencyKeys = new ArrayList<>(n);
         for (int i : indexes) {
             NewJob job = jobs.get(i);
             queues.add(job.queue());
@@ -446,6 +454,7 @@ public final class Enqueuer {
             maxAttempts.add(job.maxAttempts());
             uniqueKeys.add(job.uniqueKey().orElse(null));
             orderingKeys.add(job.orderingKey().orElse(null));
+            concurrencyKeys.add(job.concurrencyKey().orElse(null));
         }
         boolean unique = uniqueKeys.stream().anyMatch(Objects::nonNull);
         RenderedQuery statement = !unique
@@ -462,6 +471,7 @@ public final class Enqueuer {
                 .setInts(MAX_ATTEMPTS, maxAttempts)
                 .setStrings(UNIQUE_KEYS, uniqueKeys)
                 .setStrings(ORDERING_KEYS, orderingKeys)
+                .setStrings(CONCURRENCY_KEYS, concurrencyKeys)
                 .set(TRACEPARENT, traceparent);
         if (statements.notifies()) {
             binds.setStrings(NOTIFY, new ArrayList<>(new java.util.LinkedHashSet<>(queues)));

@@ -55,7 +55,8 @@ final class History {
             JOBS.CREATED_AT,
             JOBS.UPDATED_AT,
             JOBS.FINISHED_AT,
-            JOBS.FENCE);
+            JOBS.FENCE,
+            JOBS.CONCURRENCY_KEY);
 
     /** The same columns in {@code job_history}. */
     static final List<TableField<JobHistoryRecord, ?>> KEPT = List.of(
@@ -76,7 +77,8 @@ final class History {
             JOB_HISTORY.CREATED_AT,
             JOB_HISTORY.UPDATED_AT,
             JOB_HISTORY.FINISHED_AT,
-            JOB_HISTORY.FENCE);
+            JOB_HISTORY.FENCE,
+            JOB_HISTORY.CONCURRENCY_KEY);
 
     /**
      * The columns whose new values are times ({@code now()}, the statement's time): set by the
@@ -167,7 +169,8 @@ final class History {
                     DSL.val(job.createdAt()),
                     DSL.currentOffsetDateTime(),
                     DSL.currentOffsetDateTime(),
-                    DSL.val(job.fence())));
+                    DSL.val(job.fence()),
+                    DSL.val(job.concurrencyKey(), JOB_HISTORY.CONCURRENCY_KEY)));
         }
         return insert.execute();
     }

@@ -37,6 +37,7 @@ import org.jspecify.annotations.Nullable;
  * @param slot the partition of {@code jobs} the row was read from ({@link Generations}): a job
  *     that is running stays in it until it ends, so the statements that settle a leased job name
  *     it; 0 for a row of {@code job_history}, which has none
+ * @param concurrencyKey concurrency key, or null
  */
 public record JobRow(
         long id,
@@ -58,7 +59,8 @@ public record JobRow(
         @Nullable String traceparent,
         @Nullable String orderingKey,
         long fence,
-        short slot) {
+        short slot,
+        @Nullable String concurrencyKey) {
 
     /**
      * The row's status read from {@code jobs.status}.
@@ -103,7 +105,8 @@ public record JobRow(
                 row.getString(17),
                 row.getString(18),
                 row.getLong(19) + claimAdded,
-                row.getShort(20));
+                row.getShort(20),
+                row.getString(21));
     }
 
     /**
@@ -134,7 +137,8 @@ public record JobRow(
                 r.getTraceparent(),
                 r.getOrderingKey(),
                 r.getFence(),
-                r.getSlot());
+                r.getSlot(),
+                r.getConcurrencyKey());
     }
 
     /**
@@ -165,6 +169,7 @@ public record JobRow(
                 r.getTraceparent(),
                 r.getOrderingKey(),
                 r.getFence(),
-                (short) 0);
+                (short) 0,
+                r.getConcurrencyKey());
     }
 }

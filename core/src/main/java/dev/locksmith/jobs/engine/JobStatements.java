@@ -1,8 +1,10 @@
 package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
+import dev.locksmith.codegen.tables.records.JobsRecord;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
@@ -18,6 +20,8 @@ import org.jooq.Field;
 import org.jooq.Param;
 import org.jooq.Select;
 import org.jooq.SelectField;
+import org.jooq.UpdateSetFirstStep;
+import org.jooq.UpdateSetMoreStep;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
@@ -66,7 +70,8 @@ final class JobStatements {
             JOBS.TRACEPARENT,
             JOBS.ORDERING_KEY,
             JOBS.FENCE,
-            JOBS.SLOT);
+            JOBS.SLOT,
+            JOBS.CONCURRENCY_KEY);
 
     /**
      * Claim statements are rendered per limit, which is written as a literal: with {@code LIMIT $n}
@@ -194,18 +199,38 @@ final class JobStatements {
 
     private static org.jooq.Query leaseUpdate(
             DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd, Shards shards, int limit) {
-        return dsl.update(JOBS)
-                .set(JOBS.STATUS, Sql.RUNNING)
+        return leased(dsl.update(JOBS), worker, leaseEnd, shards == Shards.ONE)
+                .where(claimed(shards, limit))
+                .returning(JOB_COLUMNS);
+    }
+
+    /**
+     * What a leased claim writes to each job it claims, on one server: {@code running}, held by
+     * {@link #WORKER} until now plus {@link #LEASE}, a random lease id, the attempt and the fence
+     * counted.
+     */
+    static UpdateSetMoreStep<JobsRecord> leased(UpdateSetFirstStep<JobsRecord> update) {
+        return leased(
+                update,
+                DSL.param(WORKER, SQLDataType.VARCHAR),
+                DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND)),
+                false);
+    }
+
+    private static UpdateSetMoreStep<JobsRecord> leased(
+            UpdateSetFirstStep<JobsRecord> update,
+            Param<String> worker,
+            Field<OffsetDateTime> leaseEnd,
+            boolean derivedLeaseId) {
+        return update.set(JOBS.STATUS, Sql.RUNNING)
                 .set(JOBS.LOCKED_BY, worker)
                 .set(JOBS.LOCKED_UNTIL, leaseEnd)
                 .set(
                         JOBS.LEASE_ID,
-                        shards == Shards.ONE ? derivedLeaseId() : DSL.function("gen_random_uuid", SQLDataType.UUID))
+                        derivedLeaseId ? derivedLeaseId() : DSL.function("gen_random_uuid", SQLDataType.UUID))
                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
                 .set(JOBS.FENCE, JOBS.FENCE.plus(DSL.inline(1L)))
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .where(claimed(shards, limit))
-                .returning(JOB_COLUMNS);
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime());
     }
 
     /**
@@ -277,6 +302,7 @@ final class JobStatements {
         return DSL.select(JOBS.ID)
                 .from(JOBS)
                 .where(due)
+                .and(shards == Shards.ONE ? DSL.noCondition() : notLimited())
                 .and(JOBS.ORDERING_KEY.isNull().or(headOfItsKey(shards == Shards.ONE)))
                 .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
                 .limit(DSL.inline(limit))
@@ -299,6 +325,23 @@ final class JobStatements {
      */
     static Field<String> valueUnseen(Field<String> value) {
         return DSL.field(DSL.select(value));
+    }
+
+    /**
+     * The job counts toward no concurrency limit: it has no concurrency key, or its queue has no
+     * limit at all. A keyed job of a queue with limits is {@link KeyedClaims}' to claim. The
+     * {@code NOT EXISTS} (one probe of the limits' key, correlated with the row's queue, so that
+     * the statement keeps its one parameter for the queue) runs only for a row that has a key: it
+     * comes second in the {@code OR}. Not on Citus (one-shard claims), where limits are refused.
+     */
+    private static Condition notLimited() {
+        return JOBS.CONCURRENCY_KEY
+                .isNull()
+                .or(DSL.condition(
+                        "NOT EXISTS ({0})",
+                        DSL.selectOne()
+                                .from(JOB_CONCURRENCY_LIMITS)
+                                .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(JOBS.QUEUE))));
     }
 
     /**

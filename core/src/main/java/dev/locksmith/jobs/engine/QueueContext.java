@@ -25,6 +25,7 @@ final class QueueContext {
     final Observing observing;
     final Distribution distribution;
     final JobStatements statements;
+    final KeyedClaims keyed;
     private final Function<JobRow, Job> jobs;
     private final Function<Job, JobRow> rows;
     private final RenderedQuery.RowMapper<Job> claimed;
@@ -42,6 +43,7 @@ final class QueueContext {
         this.observing = observing;
         this.distribution = new Distribution(dsl, JOBS, JOBS.SHARD.getName());
         this.statements = new JobStatements(dsl);
+        this.keyed = new KeyedClaims(dsl);
         this.jobs = jobs;
         this.rows = rows;
         this.claimed = row -> jobs.apply(JobRow.read(row, 0));

@@ -20,7 +20,8 @@ import org.jooq.DSLContext;
  *   <li>{@link #admin}: cancel, retry and delete one job;</li>
  *   <li>{@link #maintenance}: rescue of expired leases, retention, vacuum;</li>
  *   <li>{@link #reads}: reading jobs and the queue's state;</li>
- *   <li>{@link #generations}: the jobs table's partitions, emptied by TRUNCATE.</li>
+ *   <li>{@link #generations}: the jobs table's partitions, emptied by TRUNCATE;</li>
+ *   <li>{@link #limits}: the concurrency limits per key.</li>
  * </ul>
  */
 public final class QueueEngine {
@@ -43,6 +44,8 @@ public final class QueueEngine {
     public final Reads reads;
     /** The jobs table's generations: emptying drained partitions, moving the current one on. */
     public final Generations generations;
+    /** The concurrency limits per key. */
+    public final Limits limits;
 
     private final QueueContext context;
 
@@ -73,6 +76,7 @@ public final class QueueEngine {
         this.maintenance = new Maintenance(context);
         this.reads = new Reads(context);
         this.generations = new Generations(context);
+        this.limits = new Limits(context);
     }
 
     /** {@return the queue's settings} */

@@ -151,6 +151,7 @@ public final class Settlement {
                             .set(JOBS.UNIQUE_KEY, job.uniqueKey())
                             .set(JOBS.TRACEPARENT, job.traceparent())
                             .set(JOBS.ORDERING_KEY, job.orderingKey())
+                            .set(JOBS.CONCURRENCY_KEY, job.concurrencyKey())
                             .set(JOBS.LAST_ERROR, lastError)
                             .set(JOBS.CREATED_AT, job.createdAt())
                             .returning(JOBS.RUN_AT)

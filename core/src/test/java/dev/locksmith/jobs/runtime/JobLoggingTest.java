@@ -35,7 +35,8 @@ class JobLoggingTest {
             null,
             null,
             1,
-            (short) 0));
+            (short) 0,
+            null));
 
     @AfterEach
     void clear() {

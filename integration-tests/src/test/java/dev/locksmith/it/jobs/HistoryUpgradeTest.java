@@ -38,7 +38,7 @@ class HistoryUpgradeTest {
         database = TestPostgres.freshEmpty("history-upgrade");
         dsl = DSL.using(database.dataSource(), SQLDialect.POSTGRES);
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
-        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 6);
+        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 7);
         assertThat(left).extracting(AppliedChangeSet::id).doesNotContain("queue-011-job-history");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))
                 .isTrue();
@@ -99,7 +99,8 @@ class HistoryUpgradeTest {
                         "queue-013-fence",
                         "queue-014-jobs-slot",
                         "queue-015-jobs-generations",
-                        "queue-016-job-slot-inlined");
+                        "queue-016-job-slot-inlined",
+                        "queue-017-concurrency-limits");
         assertThat(table("jobs")).as("live work untouched").isEqualTo(liveBefore);
         assertThat(table("jobs_slot0"))
                 .as("in the first generation's partition")
@@ -172,7 +173,7 @@ class HistoryUpgradeTest {
                             role))
                     .as("the new jobs, its partitions, job_unique_keys and job_generation")
                     .isEqualTo(true);
-            LocksmithSchema.rollback(database.dataSource(), "locksmith", 6);
+            LocksmithSchema.rollback(database.dataSource(), "locksmith", 7);
             assertThat(dsl.fetchValue("SELECT has_table_privilege(?, 'locksmith.jobs', 'INSERT')", role))
                     .as("the table that is jobs again")
                     .isEqualTo(true);
@@ -189,7 +190,7 @@ class HistoryUpgradeTest {
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(table("jobs")).containsExactly(pending + ":pending:0");
 
-        LocksmithSchema.rollback(database.dataSource(), "locksmith", 6);
+        LocksmithSchema.rollback(database.dataSource(), "locksmith", 7);
 
         assertThat(table("jobs")).containsExactly(done + ":done:0", pending + ":pending:0");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))

@@ -1,0 +1,154 @@
+package dev.locksmith.jobs;
+
+import dev.locksmith.jobs.engine.Limits;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import org.jooq.DSLContext;
+
+/**
+ * How many jobs of one concurrency key may run at once ({@link NewJob.Builder#concurrencyKey(String)}),
+ * per queue: a default for every key of the queue, and a key's own limit, which overrides it. The
+ * limits are rows in the database ({@code job_concurrency_limits}), so every JVM's claims obey the
+ * same ones, and a change applies to the claims that start after it commits. A key with neither
+ * runs without a limit; a queue with no limit at all claims keyed jobs like any other.
+ *
+ * <pre>{@code
+ * ConcurrencyLimits limits = queue.concurrencyLimits();
+ * limits.setDefault(dsl, "reports", 4);          // at most 4 running reports per tenant
+ * limits.set(dsl, "reports", "tenant-big", 16);   // except this one
+ * queue.enqueue(dsl, NewJob.builder("reports", "monthly").concurrencyKey("tenant-7").build());
+ * }</pre>
+ *
+ * <p><b>What is counted.</b> At no instant do more jobs of a key run than its limit, across every
+ * JVM and both claim modes: a leased job ({@link JobWorker}, {@link JobQueue#claim}) from its claim
+ * until it is completed, failed, released or, after its lease lapsed, rescued; a job of a
+ * transactional claim ({@link TransactionalWorker}, {@link JobQueue#claimInTransaction}) while the
+ * claiming transaction is open. The claim enforces it: a job of a key at its limit is not claimed
+ * (it stays pending, its attempt not counted), and nothing is claimed and given back.
+ *
+ * <p><b>How.</b> A key of limit N has N slots. A claim locks free slots of the keys it visits
+ * (transaction-scoped advisory locks, skipping those another claim holds), reads the running jobs
+ * again with a snapshot taken after its locks, and gives each slot still free to one due job of
+ * the key; a leased job keeps its slot in its row until it stops running, a transactional claim
+ * holds the lock until it commits. The claim needs READ COMMITTED (the default): in a caller's
+ * REPEATABLE READ or SERIALIZABLE transaction a claim of a queue with limits fails. After a limit
+ * is lowered, a key whose running jobs hold slots above the new limit gets no more until they end.
+ *
+ * <p><b>Fairness.</b> A claim visits the keys that have pending jobs in key order, starting after
+ * the key where the queue's previous claim in this JVM stopped, and takes from each key at most
+ * its free slots: the keys take turns (round robin), so one key with 100,000 pending jobs does
+ * not hold back another key's 10. Within a key, jobs go in claim order (priority, then due time,
+ * then id). Jobs without a key, on a queue with limits, are claimed beside them (each claim
+ * tosses which kind goes first).
+ *
+ * <p><b>Works with</b> ordering keys (a job is claimed only as the head of its ordering key),
+ * unique keys, priorities, delays, schedules (a template's key is kept), shards
+ * ({@link Claim#onShards}), PgBouncer in transaction mode (the locks are transaction-scoped).
+ * <b>Not yet:</b> {@link TwoPhaseWorker} does not claim keyed jobs of a queue with limits, and
+ * Citus refuses the limits (the claim reads a key's jobs across shards).
+ */
+public final class ConcurrencyLimits {
+
+    /** Largest limit. */
+    public static final int MAX = Limits.MAX;
+
+    private final Limits limits;
+
+    ConcurrencyLimits(Limits limits) {
+        this.limits = limits;
+    }
+
+    /**
+     * The limits of one queue.
+     *
+     * @param defaultPerKey the limit of every key without its own; empty when the queue has none
+     * @param keys the keys' own limits, by key
+     */
+    public record QueueLimits(OptionalInt defaultPerKey, Map<String, Integer> keys) {
+
+        /**
+         * Copies the keys.
+         *
+         * @param defaultPerKey the default per key, or empty
+         * @param keys the keys' own limits
+         */
+        public QueueLimits {
+            Objects.requireNonNull(defaultPerKey, "defaultPerKey");
+            keys = Map.copyOf(keys);
+        }
+
+        /**
+         * The limit that applies to {@code concurrencyKey}: its own, else the default.
+         *
+         * @param concurrencyKey a key
+         * @return the limit, or empty when the key runs without one
+         */
+        public OptionalInt limitOf(String concurrencyKey) {
+            Integer own = keys.get(concurrencyKey);
+            return own != null ? OptionalInt.of(own) : defaultPerKey;
+        }
+    }
+
+    /**
+     * Sets the limit of every key of {@code queue} that has no limit of its own.
+     *
+     * @param tx the caller's transaction, or an auto-commit context
+     * @param queue the queue, 1 to 128 characters
+     * @param maxRunning 1 to {@link #MAX}
+     * @throws IllegalArgumentException for a bad queue or limit (nothing written)
+     * @throws UnsupportedOperationException on Citus
+     */
+    public void setDefault(DSLContext tx, String queue, int maxRunning) {
+        limits.set(tx, queue, null, maxRunning);
+    }
+
+    /**
+     * Sets the limit of one key of {@code queue}, which overrides the queue's default.
+     *
+     * @param tx the caller's transaction, or an auto-commit context
+     * @param queue the queue, 1 to 128 characters
+     * @param concurrencyKey the key, 1 to 256 characters
+     * @param maxRunning 1 to {@link #MAX}
+     * @throws IllegalArgumentException for a bad queue, key or limit (nothing written)
+     * @throws UnsupportedOperationException on Citus
+     */
+    public void set(DSLContext tx, String queue, String concurrencyKey, int maxRunning) {
+        limits.set(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"), maxRunning);
+    }
+
+    /**
+     * Removes the default limit of {@code queue}'s keys.
+     *
+     * @param tx the caller's transaction, or an auto-commit context
+     * @param queue the queue, 1 to 128 characters
+     * @return whether it had one
+     */
+    public boolean removeDefault(DSLContext tx, String queue) {
+        return limits.remove(tx, queue, null);
+    }
+
+    /**
+     * Removes one key's own limit (the queue's default then applies to it, if any).
+     *
+     * @param tx the caller's transaction, or an auto-commit context
+     * @param queue the queue, 1 to 128 characters
+     * @param concurrencyKey the key, 1 to 256 characters
+     * @return whether it had one
+     */
+    public boolean remove(DSLContext tx, String queue, String concurrencyKey) {
+        return limits.remove(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"));
+    }
+
+    /**
+     * Reads the limits of {@code queue}.
+     *
+     * @param tx the caller's transaction, or an auto-commit context
+     * @param queue the queue, 1 to 128 characters
+     * @return its default and its keys' own limits
+     */
+    public QueueLimits of(DSLContext tx, String queue) {
+        var read = limits.read(tx, queue);
+        return new QueueLimits(read.getKey(), read.getValue());
+    }
+}

@@ -1,0 +1,183 @@
+package dev.locksmith.jobs.engine;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_CLAIM_KEYED;
+import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
+
+import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.RenderedQuery;
+import dev.locksmith.jobs.Claim;
+import dev.locksmith.jobs.Job;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
+import org.jooq.CommonTableExpression;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record;
+import org.jooq.Record3;
+import org.jooq.SelectField;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The claim of jobs that carry a concurrency key, on a queue that has concurrency limits
+ * ({@code job_concurrency_limits}); one server only. Its first half is the schema's
+ * {@code job_claim_keyed} function, whose description has the exactness argument: it walks the
+ * queue's keys with pending jobs in key order, starting after the key where this queue's last
+ * walk ended (so the keys take turns: round robin), locks free slots of each key it visits
+ * (transaction-scoped advisory locks), reads the running jobs again with a snapshot taken after
+ * those locks, and pairs the free slots with each key's first due jobs in claim order. The
+ * statement around it leases the paired jobs, writing each one's slot ({@code key_slot}), or
+ * deletes them for a transactional claim, whose slot locks then last its transaction. One
+ * statement, auto-committed for a leased claim. Its result is the claimed jobs' columns
+ * ({@link JobStatements#JOB_COLUMNS}) and the key the walk ended at, in one more row without a
+ * job when nothing was claimed.
+ *
+ * <p>The other claims leave keyed jobs to this one while the queue has any limit
+ * ({@link JobStatements}); whether it has is looked up at most once per
+ * {@link #LIMITS_LOOKED_UP_EVERY_NANOS} per queue. <b>Internal: not API.</b>
+ */
+final class KeyedClaims {
+
+    /** The key after which a walk starts: where this queue's previous walk ended, or none. */
+    static final String AFTER = "after";
+
+    /** How long a look at whether a queue has limits holds: a second. */
+    private static final long LIMITS_LOOKED_UP_EVERY_NANOS = 1_000_000_000L;
+
+    private final DSLContext dsl;
+    private final Map<Integer, RenderedQuery> leased = new ConcurrentHashMap<>();
+    private final Map<Integer, RenderedQuery> inTransaction = new ConcurrentHashMap<>();
+    private final Map<String, String> walkedTo = new ConcurrentHashMap<>();
+    private final Map<String, Looked> limited = new ConcurrentHashMap<>();
+    private final RenderedQuery hasLimits;
+
+    /** Whether a queue had limits when last looked at, and when that was ({@link System#nanoTime}). */
+    private record Looked(boolean limited, long at) {}
+
+    /** A row of the keyed claim: the job claimed (null in the row that only ends the walk) and where the walk ended. */
+    private record Row(@Nullable Job job, @Nullable String walkedTo) {}
+
+    KeyedClaims(DSLContext dsl) {
+        this.dsl = dsl;
+        hasLimits = RenderedQuery.of(
+                dsl,
+                dsl.select(DSL.inline(1))
+                        .from(JOB_CONCURRENCY_LIMITS)
+                        .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR)))
+                        .limit(DSL.inline(1)));
+    }
+
+    /**
+     * Whether {@code queue} has a concurrency limit (a default or a key's), as looked up within
+     * the last second on {@code ctx}.
+     */
+    boolean limited(DSLContext ctx, String queue) {
+        long now = System.nanoTime();
+        Looked looked = limited.get(queue);
+        if (looked == null || now - looked.at() > LIMITS_LOOKED_UP_EVERY_NANOS) {
+            boolean has = !hasLimits
+                    .fetch(ctx, hasLimits.binds().set(JobStatements.QUEUE, queue), row -> row.getInt(1))
+                    .isEmpty();
+            looked = new Looked(has, now);
+            limited.put(queue, looked);
+        }
+        return looked.limited();
+    }
+
+    /** Forgets what was looked up about {@code queue}'s limits: the next claim looks again. */
+    void forget(String queue) {
+        limited.remove(queue);
+    }
+
+    /**
+     * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #leased(int)} or
+     * {@link #inTransaction(int)}) and moves this queue's walk on.
+     */
+    List<Job> claim(
+            DSLContext ctx,
+            Claim claim,
+            int limit,
+            RenderedQuery statement,
+            UnaryOperator<Binds> binds,
+            RenderedQuery.RowMapper<Job> mapper) {
+        Binds values = binds.apply(statement
+                .binds()
+                .set(JobStatements.QUEUE, claim.queue())
+                .set(AFTER, walkedTo.get(claim.queue()))
+                .setInts(JobStatements.SHARDS, List.copyOf(claim.shards())));
+        List<Row> rows = statement.fetch(
+                ctx,
+                values,
+                row -> new Row(
+                        row.getObject(1) == null ? null : mapper.map(row),
+                        row.getString(JobStatements.JOB_COLUMNS.size() + 1)));
+        List<Job> jobs = new ArrayList<>(rows.size());
+        for (Row row : rows) {
+            if (row.job() != null) {
+                jobs.add(row.job());
+            }
+        }
+        if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
+            walkedTo.put(claim.queue(), rows.get(0).walkedTo());
+        }
+        return jobs;
+    }
+
+    /** The leased keyed claim of up to {@code limit} jobs: the lease's columns and the slot written. */
+    RenderedQuery leased(int limit) {
+        return leased.computeIfAbsent(limit, n -> render(n, true));
+    }
+
+    /** The transactional keyed claim of up to {@code limit} jobs: the rows deleted in the caller's transaction. */
+    RenderedQuery inTransaction(int limit) {
+        return inTransaction.computeIfAbsent(limit, n -> render(n, false));
+    }
+
+    private RenderedQuery render(int limit, boolean lease) {
+        var called = JOB_CLAIM_KEYED
+                .call(
+                        DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR),
+                        DSL.param(AFTER, SQLDataType.VARCHAR),
+                        DSL.inline(limit),
+                        DSL.param(JobStatements.SHARDS, SQLDataType.INTEGER.array()))
+                .as("f");
+        // materialized, so that the function runs once, before the rows it names are changed
+        CommonTableExpression<Record3<Long, Short, String>> pairs = DSL.name("pairs")
+                .asMaterialized(
+                        DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO).from(called));
+        Field<Long> pairedId = Objects.requireNonNull(pairs.field(called.ID));
+        Field<Short> pairedSlot = Objects.requireNonNull(pairs.field(called.KEY_SLOT));
+        Field<String> walked = Objects.requireNonNull(pairs.field(called.WALKED_TO));
+        org.jooq.ResultQuery<Record> changed = lease
+                ? JobStatements.leased(dsl.update(JOBS))
+                        .set(JOBS.KEY_SLOT, pairedSlot)
+                        .from(pairs)
+                        .where(JOBS.ID.eq(pairedId))
+                        .and(JOBS.STATUS.eq(Sql.PENDING))
+                        .returningResult(JobStatements.JOB_COLUMNS)
+                : dsl.deleteFrom(JOBS)
+                        .using(pairs)
+                        .where(JOBS.ID.eq(pairedId))
+                        .and(JOBS.STATUS.eq(Sql.PENDING))
+                        .returningResult(JobStatements.JOB_COLUMNS);
+        CommonTableExpression<Record> claimed = DSL.name("claimed").as(changed);
+        List<SelectField<?>> columns = new ArrayList<>();
+        JobStatements.JOB_COLUMNS.forEach(column -> columns.add(claimed.field(column.getName())));
+        var end = DSL.select(walked).from(pairs).where(pairedId.isNull()).asTable("walk");
+        columns.add(end.field(walked.getName()));
+        return RenderedQuery.of(
+                dsl,
+                DSL.with(pairs)
+                        .with(claimed)
+                        .select(columns)
+                        .from(end)
+                        .leftJoin(claimed)
+                        .on(DSL.trueCondition()));
+    }
+}
