@@ -234,6 +234,7 @@ public final class BenchSession implements AutoCloseable {
                 QueueWorkloads.queueTx(pool, dsl, pgbench),
                 QueueWorkloads.queueLease(pool, dsl, pgbench),
                 new KeyedQueueWorkload(pool, dsl),
+                new LimitedQueueWorkload(pool, dsl),
                 new DrainWorkload(pool, dsl, pgbench),
                 new PoolWorkload(pool, dsl),
                 new TransferWorkload(pool, dsl))) {
