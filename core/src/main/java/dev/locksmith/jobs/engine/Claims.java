@@ -227,7 +227,8 @@ public final class Claims {
      * A claim of a queue with concurrency limits: keyed jobs through {@link KeyedClaims}, the
      * others through the plain claim, which leaves keyed jobs alone; each takes what the other
      * left of the limit. Which goes first is a coin toss per claim, so that neither kind of job
-     * can keep the other out of full batches.
+     * can keep the other out of full batches. The plain claim is left out while the queue had no
+     * pending job without a key at its last look ({@link KeyedClaims#unkeyed}).
      */
     private List<Job> withKeyed(
             DSLContext ctx,
@@ -243,7 +244,7 @@ public final class Claims {
             int left = claim.limit() - jobs.size();
             if ((turn == 0) == keyedFirst) {
                 jobs.addAll(context.keyed.claim(ctx, claim, left, keyed.apply(left), binds, mapper));
-            } else {
+            } else if (context.keyed.unkeyed(ctx, claim.queue())) {
                 RenderedQuery query = statement.apply(left, which);
                 jobs.addAll(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
             }

@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import org.jooq.CommonTableExpression;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record;
@@ -57,20 +58,31 @@ final class KeyedClaims {
     private final Map<String, Looked> limited = new ConcurrentHashMap<>();
     private final RenderedQuery hasLimits;
 
-    /** Whether a queue had limits when last looked at, and when that was ({@link System#nanoTime}). */
-    private record Looked(boolean limited, long at) {}
+    /**
+     * Whether a queue had limits when last looked at, whether it then had pending jobs without a
+     * key, and when that was ({@link System#nanoTime}).
+     */
+    private record Looked(boolean limited, boolean unkeyed, long at) {}
 
     /** A row of the keyed claim: the job claimed (null in the row that only ends the walk) and where the walk ended. */
     private record Row(@Nullable Job job, @Nullable String walkedTo) {}
 
     KeyedClaims(DSLContext dsl) {
         this.dsl = dsl;
+        Field<String> queue = DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR);
+        Condition limits =
+                DSL.exists(DSL.selectOne().from(JOB_CONCURRENCY_LIMITS).where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue)));
+        // only where the queue has limits: the plain claim's index holds the keyed jobs too, and
+        // this look steps over them to the first job without a key
+        Condition unkeyed = DSL.exists(DSL.selectOne()
+                .from(JOBS)
+                .where(JOBS.QUEUE.eq(queue))
+                .and(JOBS.STATUS.eq(Sql.PENDING))
+                .and(JOBS.CONCURRENCY_KEY.isNull()));
         hasLimits = RenderedQuery.of(
                 dsl,
-                dsl.select(DSL.inline(1))
-                        .from(JOB_CONCURRENCY_LIMITS)
-                        .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR)))
-                        .limit(DSL.inline(1)));
+                dsl.select(
+                        DSL.field(limits), DSL.when(limits, DSL.field(unkeyed)).otherwise(DSL.inline(true))));
     }
 
     /**
@@ -78,16 +90,32 @@ final class KeyedClaims {
      * the last second on {@code ctx}.
      */
     boolean limited(DSLContext ctx, String queue) {
+        return looked(ctx, queue).limited();
+    }
+
+    /**
+     * Whether {@code queue}, which has limits, had pending jobs without a concurrency key when
+     * looked at within the last second: if not, its claims leave out the plain claim, which would
+     * step over every keyed job in its index to find none. A job without a key enqueued since
+     * then waits for the next look.
+     */
+    boolean unkeyed(DSLContext ctx, String queue) {
+        return looked(ctx, queue).unkeyed();
+    }
+
+    private Looked looked(DSLContext ctx, String queue) {
         long now = System.nanoTime();
         Looked looked = limited.get(queue);
         if (looked == null || now - looked.at() > LIMITS_LOOKED_UP_EVERY_NANOS) {
-            boolean has = !hasLimits
-                    .fetch(ctx, hasLimits.binds().set(JobStatements.QUEUE, queue), row -> row.getInt(1))
-                    .isEmpty();
-            looked = new Looked(has, now);
+            looked = hasLimits
+                    .fetch(
+                            ctx,
+                            hasLimits.binds().set(JobStatements.QUEUE, queue),
+                            row -> new Looked(row.getBoolean(1), row.getBoolean(2), now))
+                    .get(0);
             limited.put(queue, looked);
         }
-        return looked.limited();
+        return looked;
     }
 
     /** Forgets what was looked up about {@code queue}'s limits: the next claim looks again. */
@@ -154,18 +182,20 @@ final class KeyedClaims {
         Field<Long> pairedId = Objects.requireNonNull(pairs.field(called.ID));
         Field<Short> pairedSlot = Objects.requireNonNull(pairs.field(called.KEY_SLOT));
         Field<String> walked = Objects.requireNonNull(pairs.field(called.WALKED_TO));
+        // the ids as an array (an init plan), so that the rows are found by primary key, one
+        // probe each: joined with the function's rows, whose count the planner cannot know, the
+        // update hashed them against a scan of every partition
+        Condition paired = JOBS.ID
+                .eq(DSL.any(DSL.array(DSL.select(pairedId).from(pairs).where(pairedId.isNotNull()))))
+                .and(JOBS.STATUS.eq(Sql.PENDING));
         org.jooq.ResultQuery<Record> changed = lease
                 ? JobStatements.leased(dsl.update(JOBS))
-                        .set(JOBS.KEY_SLOT, pairedSlot)
-                        .from(pairs)
-                        .where(JOBS.ID.eq(pairedId))
-                        .and(JOBS.STATUS.eq(Sql.PENDING))
+                        .set(
+                                JOBS.KEY_SLOT,
+                                DSL.field(DSL.select(pairedSlot).from(pairs).where(pairedId.eq(JOBS.ID))))
+                        .where(paired)
                         .returningResult(JobStatements.JOB_COLUMNS)
-                : dsl.deleteFrom(JOBS)
-                        .using(pairs)
-                        .where(JOBS.ID.eq(pairedId))
-                        .and(JOBS.STATUS.eq(Sql.PENDING))
-                        .returningResult(JobStatements.JOB_COLUMNS);
+                : dsl.deleteFrom(JOBS).where(paired).returningResult(JobStatements.JOB_COLUMNS);
         CommonTableExpression<Record> claimed = DSL.name("claimed").as(changed);
         List<SelectField<?>> columns = new ArrayList<>();
         JobStatements.JOB_COLUMNS.forEach(column -> columns.add(claimed.field(column.getName())));
