@@ -32,11 +32,12 @@ import org.jooq.DSLContext;
  * again with a snapshot taken after its locks, and gives each slot still free to one due job of
  * the key; a leased job keeps its slot in its row until it stops running, a transactional claim
  * holds the lock until it commits. The claim needs READ COMMITTED (the default): in a caller's
- * REPEATABLE READ or SERIALIZABLE transaction a claim of a queue with limits fails. After a limit
+ * REPEATABLE READ or SERIALIZABLE transaction a claim that reaches keyed jobs of a queue with limits
+ * fails (a claim that takes only jobs without a key does not). After a limit
  * is lowered, a key whose running jobs hold slots above the new limit gets no more until they end.
  *
  * <p><b>Fairness.</b> A claim visits the keys that have pending jobs in key order, starting after
- * the key where the queue's previous claim in this JVM stopped, and takes from each key at most
+ * the key where the previous claim of the queue through the same {@link JobQueue} object stopped, and takes from each key at most
  * its free slots: the keys take turns (round robin), so one key with 100,000 pending jobs does
  * not hold back another key's 10. Within a key, jobs go in claim order (priority, then due time,
  * then id). Jobs without a key, on a queue with limits, are claimed beside them (each claim
@@ -123,6 +124,8 @@ public final class ConcurrencyLimits {
      * @param tx the caller's transaction, or an auto-commit context
      * @param queue the queue, 1 to 128 characters
      * @return whether it had one
+     * @throws IllegalArgumentException for a bad queue (nothing removed)
+     * @throws UnsupportedOperationException on Citus
      */
     public boolean removeDefault(DSLContext tx, String queue) {
         return limits.remove(tx, queue, null);
@@ -135,6 +138,8 @@ public final class ConcurrencyLimits {
      * @param queue the queue, 1 to 128 characters
      * @param concurrencyKey the key, 1 to 256 characters
      * @return whether it had one
+     * @throws IllegalArgumentException for a bad queue or key (nothing removed)
+     * @throws UnsupportedOperationException on Citus
      */
     public boolean remove(DSLContext tx, String queue, String concurrencyKey) {
         return limits.remove(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"));

@@ -116,6 +116,34 @@ public record NewJob(
     }
 
     /**
+     * A job without a concurrency key: the constructor of the fields before
+     * {@code concurrencyKey} was added.
+     *
+     * @param queue queue name, 1 to 128 characters, not blank
+     * @param kind kind of work, 1 to 128 characters, not blank
+     * @param payload JSON text
+     * @param priority {@link #MIN_PRIORITY} to {@link #MAX_PRIORITY}
+     * @param delay zero to {@link #MAX_DELAY}
+     * @param maxAttempts at least 1
+     * @param shard zero or more
+     * @param uniqueKey empty, or 1 to 256 characters, not blank
+     * @param orderingKey empty, or 1 to 256 characters, not blank
+     * @throws IllegalArgumentException naming the invalid field
+     */
+    public NewJob(
+            String queue,
+            String kind,
+            String payload,
+            int priority,
+            Duration delay,
+            int maxAttempts,
+            int shard,
+            Optional<String> uniqueKey,
+            Optional<String> orderingKey) {
+        this(queue, kind, payload, priority, delay, maxAttempts, shard, uniqueKey, orderingKey, Optional.empty());
+    }
+
+    /**
      * A job of {@code kind} on {@code queue} with every other field at its default: payload
      * {@code {}}, priority {@value #DEFAULT_PRIORITY}, no delay, {@value #DEFAULT_MAX_ATTEMPTS}
      * attempts, shard 0, no unique key, no ordering key, no concurrency key.

@@ -39,6 +39,9 @@ public final class Claims {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.locksmith.jobs.JobQueue");
 
+    /** The most jobs one keyed statement claims (see {@link #withKeyed}). */
+    static final int KEYED_PER_STATEMENT = 256;
+
     private final QueueContext context;
 
     Claims(QueueContext context) {
@@ -185,7 +188,7 @@ public final class Claims {
                 RenderedQuery query = statement.apply(claim.limit(), which);
                 return sorted(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
             }
-            return sorted(withKeyed(ctx, claim, which, statement, keyed, binds, mapper));
+            return sorted(withKeyed(ctx, claim, fill, which, statement, keyed, binds, mapper));
         }
         List<Integer> shards = claim.shards().isEmpty()
                 ? IntStream.range(0, distributed).boxed().toList()
@@ -228,11 +231,17 @@ public final class Claims {
      * others through the plain claim, which leaves keyed jobs alone; each takes what the other
      * left of the limit. Which goes first is a coin toss per claim, so that neither kind of job
      * can keep the other out of full batches. The plain claim is left out while the queue had no
-     * pending job without a key at its last look ({@link KeyedClaims#unkeyed}).
+     * pending job without a key at its last look ({@link KeyedClaims#unkeyed}). A transactional
+     * claim ({@code fill} false) stops after the first statement that claimed jobs: the second
+     * would not see the rows the first deleted, and could take the next job of an ordering key
+     * whose head the first took. The keyed statement claims at most
+     * {@value #KEYED_PER_STATEMENT} jobs: each holds an advisory lock until the claim's transaction
+     * ends, and PostgreSQL's lock table is shared by every session.
      */
     private List<Job> withKeyed(
             DSLContext ctx,
             Claim claim,
+            boolean fill,
             JobStatements.Shards which,
             BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
             IntFunction<RenderedQuery> keyed,
@@ -240,10 +249,11 @@ public final class Claims {
             RenderedQuery.RowMapper<Job> mapper) {
         boolean keyedFirst = ThreadLocalRandom.current().nextBoolean();
         List<Job> jobs = new ArrayList<>();
-        for (int turn = 0; turn < 2 && jobs.size() < claim.limit(); turn++) {
+        for (int turn = 0; turn < 2 && jobs.size() < claim.limit() && (fill || jobs.isEmpty()); turn++) {
             int left = claim.limit() - jobs.size();
             if ((turn == 0) == keyedFirst) {
-                jobs.addAll(context.keyed.claim(ctx, claim, left, keyed.apply(left), binds, mapper));
+                int keyedLeft = Math.min(left, KEYED_PER_STATEMENT);
+                jobs.addAll(context.keyed.claim(ctx, claim, keyedLeft, keyed.apply(keyedLeft), binds, mapper));
             } else if (context.keyed.unkeyed(ctx, claim.queue())) {
                 RenderedQuery query = statement.apply(left, which);
                 jobs.addAll(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));

@@ -199,7 +199,10 @@ final class JobStatements {
 
     private static org.jooq.Query leaseUpdate(
             DSLContext dsl, Param<String> worker, Field<OffsetDateTime> leaseEnd, Shards shards, int limit) {
+        // no slot: a keyed job a plain claim takes (its queue had no limit) counts as running in
+        // none of its key's slots, which the keyed claim counts as taking the highest
         return leased(dsl.update(JOBS), worker, leaseEnd, shards == Shards.ONE)
+                .set(JOBS.KEY_SLOT, DSL.castNull(SQLDataType.SMALLINT))
                 .where(claimed(shards, limit))
                 .returning(JOB_COLUMNS);
     }

@@ -342,13 +342,12 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     void aLapsedLeaseHoldsItsSlotUntilItIsRescued() throws Exception {
         List<Job> lapsing = queue.claim(QUEUE, 1, Duration.ofMillis(1), "gone");
         assertThat(lapsing).extracting(Job::concurrencyKey).containsExactly("k0"); // limit 1
-        // wait until the lease has lapsed (by the database's clock)
-        while (dsl.fetchCount(
+        // wait until the lease has lapsed (by the database's clock): pg_sleep outlasts it
+        dsl.execute("SELECT pg_sleep(0.01)");
+        assertThat(dsl.fetchCount(
                         JOBS,
-                        JOBS.STATUS.eq("running").and(JOBS.LOCKED_UNTIL.lt(org.jooq.impl.DSL.currentOffsetDateTime())))
-                == 0) {
-            Thread.onSpinWait();
-        }
+                        JOBS.STATUS.eq("running").and(JOBS.LOCKED_UNTIL.lt(org.jooq.impl.DSL.currentOffsetDateTime()))))
+                .isEqualTo(1);
         List<Job> others = queue.claim(QUEUE, 100, Duration.ofMinutes(5), "next");
         assertThat(others).extracting(Job::concurrencyKey).doesNotContain("k0");
         queue.completeAll(dsl, others);
@@ -361,14 +360,11 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     @Test
     void afterALimitIsLoweredAKeyGetsNoMoreUntilItsRunningJobsFitIt() {
         limits.set(dsl, QUEUE, "k0", 3);
-        List<Job> three = new ArrayList<>();
-        while (three.size() < 3) {
-            for (Job job : queue.claim(QUEUE, 100, Duration.ofMinutes(5), "w")) {
-                if (job.concurrencyKey().equals("k0")) {
-                    three.add(job);
-                }
-            }
-        }
+        // one claim reaches every key: k0's three slots among them
+        List<Job> three = queue.claim(QUEUE, 100, Duration.ofMinutes(5), "w").stream()
+                .filter(job -> job.concurrencyKey().equals("k0"))
+                .toList();
+        assertThat(three).hasSize(3);
         assertThat(runningOf("k0")).isEqualTo(3);
         limits.set(dsl, QUEUE, "k0", 1);
         // slots 1 and 2 freed; the job in slot 3 still runs: over the new limit, so none of k0
@@ -392,6 +388,52 @@ class ConcurrencyLimitsTest extends DatabaseTest {
         assertThat(queue.claim(QUEUE, 100, Duration.ofMinutes(5), "w"))
                 .extracting(Job::concurrencyKey)
                 .containsOnlyOnce("k0");
+    }
+
+    @Test
+    void anOpenTransactionalClaimHoldsItsSlotAgainstALeasedClaimOnAnotherConnection() throws Exception {
+        // k0 has limit 1; a transactional claim of its one job stays open on one connection
+        try (var held = pool.getConnection()) {
+            held.setAutoCommit(false);
+            DSLContext tx = org.jooq.impl.DSL.using(held, org.jooq.SQLDialect.POSTGRES);
+            List<Job> inTransaction = queue.claimInTransaction(tx, QUEUE, 1);
+            assertThat(inTransaction).extracting(Job::concurrencyKey).containsExactly("k0");
+            // meanwhile a leased claim on another connection reaches every key but k0
+            List<Job> leased = queue.claim(QUEUE, 100, Duration.ofMinutes(5), "other");
+            assertThat(leased).isNotEmpty().extracting(Job::concurrencyKey).doesNotContain("k0");
+            held.commit();
+        }
+        // committed, the transactional claim's job is gone and k0's slot free again
+        assertThat(queue.claim(QUEUE, 100, Duration.ofMinutes(5), "after"))
+                .extracting(Job::concurrencyKey)
+                .containsOnlyOnce("k0");
+    }
+
+    @Test
+    void jobsClaimedBeforeTheirKeyHadALimitCountAgainstIt() {
+        dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
+        // no limits: the plain claim takes keyed jobs too, in no slot
+        List<Job> k0 = new ArrayList<>();
+        for (int i = 0; i < 25 && k0.size() < 3; i++) {
+            queue.claim(QUEUE, 20, Duration.ofMinutes(5), "w").stream()
+                    .filter(job -> job.concurrencyKey().equals("k0"))
+                    .forEach(k0::add);
+        }
+        assertThat(k0).hasSizeGreaterThanOrEqualTo(3);
+        limits.set(dsl, QUEUE, "k0", 2);
+        limits.setDefault(dsl, QUEUE, 1); // the other keys: at most one each, so claims stay small
+        // 3 or more of k0 running, limit 2: none of k0, however many are asked for
+        assertThat(queue.claim(QUEUE, 100, Duration.ofMinutes(5), "w"))
+                .extracting(Job::concurrencyKey)
+                .doesNotContain("k0");
+        for (Job job : k0.subList(0, k0.size() - 1)) {
+            assertThat(complete(job)).isTrue();
+        }
+        // one still running (in no slot): one more fits
+        assertThat(queue.claim(QUEUE, 100, Duration.ofMinutes(5), "w"))
+                .extracting(Job::concurrencyKey)
+                .containsOnlyOnce("k0");
+        assertThat(runningOf("k0")).isEqualTo(2);
     }
 
     @Test
