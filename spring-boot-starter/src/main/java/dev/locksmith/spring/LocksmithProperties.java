@@ -3,6 +3,7 @@ package dev.locksmith.spring;
 import dev.locksmith.ExecutionMode;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.jobs.Claim;
+import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.schema.SchemaModule;
 import dev.locksmith.schema.SchemaName;
@@ -193,6 +194,12 @@ public record LocksmithProperties(
      * @param vacuumInterval how often the worker checks the jobs table's dead rows and VACUUMs
      *     it when there are 10,000 or more (JobWorker.Builder#vacuumInterval); 0s turns it off,
      *     else 1s to 1h
+     * @param concurrencyLimit the most running jobs of one concurrency key of the queue, for
+     *     every key without a limit of its own (ConcurrencyLimits#setDefault), 1 to 10000; written
+     *     to the database at start-up by the instances that run workers; unset: left as it is there
+     * @param concurrencyLimits keys' own limits (ConcurrencyLimits#set), by key, written the same
+     *     way; a key with characters other than letters, digits and '-' (a dot, say) goes in brackets:
+     *     locksmith.queues.NAME.concurrency-limits.[tenant.7]=16
      */
     public record Queue(
             @Nullable Mode mode,
@@ -206,7 +213,9 @@ public record LocksmithProperties(
             @Nullable Integer prefetch,
             @DefaultValue("0s") Duration completionLinger,
             @DefaultValue("1") int claimers,
-            @DefaultValue("5s") Duration vacuumInterval) {
+            @DefaultValue("5s") Duration vacuumInterval,
+            @Nullable Integer concurrencyLimit,
+            @DefaultValue Map<String, Integer> concurrencyLimits) {
 
         static final Queue DEFAULTS = new Queue(
                 null,
@@ -220,7 +229,9 @@ public record LocksmithProperties(
                 null,
                 Duration.ZERO,
                 1,
-                Duration.ofSeconds(5));
+                Duration.ofSeconds(5),
+                null,
+                Map.of());
 
         /**
          * Checks that no value is missing; ranges are checked with the queue's name.
@@ -237,6 +248,8 @@ public record LocksmithProperties(
          * @param completionLinger completion-linger
          * @param claimers claimers
          * @param vacuumInterval vacuum-interval
+         * @param concurrencyLimit concurrency-limit
+         * @param concurrencyLimits concurrency-limits
          */
         public Queue {
             Objects.requireNonNull(lease, "lease");
@@ -245,6 +258,7 @@ public record LocksmithProperties(
             Objects.requireNonNull(shutdownGrace, "shutdownGrace");
             Objects.requireNonNull(completionLinger, "completionLinger");
             Objects.requireNonNull(vacuumInterval, "vacuumInterval");
+            concurrencyLimits = Map.copyOf(Objects.requireNonNull(concurrencyLimits, "concurrencyLimits"));
         }
 
         void check(String prefix) {
@@ -258,6 +272,16 @@ public record LocksmithProperties(
                 requireRange(prefix + ".prefetch", prefetch, 0, 1000);
             }
             requireRange(prefix + ".claimers", claimers, 1, JobWorker.MAX_CLAIMERS);
+            if (concurrencyLimit != null) {
+                requireRange(prefix + ".concurrency-limit", concurrencyLimit, 1, ConcurrencyLimits.MAX);
+            }
+            concurrencyLimits.forEach((key, limit) -> {
+                if (key.isBlank() || key.length() > 256) {
+                    throw new IllegalArgumentException(prefix + ".concurrency-limits: a key must be 1 to 256 "
+                            + "characters and not blank, was '" + key + "'");
+                }
+                requireRange(prefix + ".concurrency-limits." + key, limit, 1, ConcurrencyLimits.MAX);
+            });
             if (completionLinger.isNegative() || completionLinger.compareTo(Duration.ofSeconds(1)) > 0) {
                 throw new IllegalArgumentException(
                         prefix + ".completion-linger must be between 0 and 1s, was " + completionLinger);

@@ -1,5 +1,6 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.TransactionalWorker;
@@ -15,6 +16,8 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,6 +57,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
     private final LocksmithHandlers handlers;
     private final LocksmithProperties properties;
     private final JobQueue queue;
+    private final javax.sql.DataSource dataSource;
     private final boolean virtualThreads;
     private final Map<String, Mode> modes = new LinkedHashMap<>();
 
@@ -74,6 +78,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
         this.handlers = handlers;
         this.properties = properties;
         this.queue = queue;
+        this.dataSource = dataSource;
         handlers.byQueue().forEach((name, handler) -> {
             Mode configured = properties.queue(name).mode();
             modes.put(name, configured != null ? configured : handler.batch() ? Mode.TRANSACTIONAL : Mode.LEASED);
@@ -160,6 +165,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
                 return;
             }
             try {
+                writeConcurrencyLimits();
                 handlers.byQueue().forEach(this::startWorker);
             } catch (RuntimeException e) {
                 closeAll(new ArrayList<>(running));
@@ -173,6 +179,34 @@ public final class LocksmithWorkers implements SmartLifecycle {
             started = true;
             LOG.info("started locksmith workers for queues {}", modes);
         }
+    }
+
+    /**
+     * Writes the configured concurrency limits (locksmith.queues.NAME.concurrency-limit and
+     * .concurrency-limits.KEY) to the database, in one transaction, before any worker claims.
+     * Limits that are not configured are left as the database has them.
+     */
+    private void writeConcurrencyLimits() {
+        Map<String, LocksmithProperties.Queue> limited = new java.util.TreeMap<>();
+        properties.queues().forEach((name, settings) -> {
+            if (settings.concurrencyLimit() != null
+                    || !settings.concurrencyLimits().isEmpty()) {
+                limited.put(name, settings);
+            }
+        });
+        if (limited.isEmpty()) {
+            return;
+        }
+        ConcurrencyLimits limits = queue.concurrencyLimits();
+        DSL.using(dataSource, SQLDialect.POSTGRES)
+                .transaction(c -> limited.forEach((name, settings) -> {
+                    if (settings.concurrencyLimit() != null) {
+                        limits.setDefault(c.dsl(), name, settings.concurrencyLimit());
+                    }
+                    new java.util.TreeMap<>(settings.concurrencyLimits())
+                            .forEach((key, limit) -> limits.set(c.dsl(), name, key, limit));
+                }));
+        LOG.info("wrote the configured concurrency limits of queues {}", limited.keySet());
     }
 
     private void startWorker(String name, HandlerDefinition handler) {

@@ -42,6 +42,8 @@ class BindingValidationTest {
                 "locksmith.queues.emails.prefetch=1001 | locksmith.queues.emails.prefetch must be between 0 and 1000, was 1001",
                 "locksmith.queues.emails.claimers=9 | locksmith.queues.emails.claimers must be between 1 and 8, was 9",
                 "locksmith.queues.emails.completion-linger=2s | locksmith.queues.emails.completion-linger must be between 0 and 1s, was PT2S",
+                "locksmith.queues.emails.concurrency-limit=0 | locksmith.queues.emails.concurrency-limit must be between 1 and 10000, was 0",
+                "locksmith.queues.emails.concurrency-limits.tenant-7=10001 | locksmith.queues.emails.concurrency-limits.tenant-7 must be between 1 and 10000, was 10001",
                 "locksmith.queues.emails.vacuum-interval=500ms | locksmith.queues.emails.vacuum-interval must be 0s (off) or between 1s and 1h, was PT0.5S",
                 "locksmith.schema.name=Billing | locksmith.schema.name: schema must be a lower-case unquoted identifier ([a-z_][a-z0-9_]*), was 'Billing'",
                 "locksmith.schema.name=select | locksmith.schema.name: schema 'select' is a reserved word in PostgreSQL",

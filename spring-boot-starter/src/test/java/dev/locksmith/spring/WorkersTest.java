@@ -2,6 +2,7 @@ package dev.locksmith.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
 import dev.locksmith.jobs.JobQueue;
@@ -104,6 +105,31 @@ class WorkersTest {
                     assertThat(left)
                             .as("rows left: %s", dsl.fetch("SELECT id, queue, status FROM locksmith.jobs"))
                             .isZero();
+                });
+    }
+
+    @Test
+    void configuredConcurrencyLimitsAreWrittenBeforeTheWorkersStart() {
+        HANDLED.clear();
+        allHandled = new CountDownLatch(0);
+        runner().withUserConfiguration(ThreeHandlers.class)
+                .withPropertyValues(
+                        "locksmith.queues.emails.concurrency-limit=4",
+                        "locksmith.queues.emails.concurrency-limits.tenant-big=16",
+                        "locksmith.queues.emails.concurrency-limits.[tenant.7]=2")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    JobQueue queue = context.getBean(JobQueue.class);
+                    DSLContext dsl = context.getBean(DSLContext.class);
+                    ConcurrencyLimits.QueueLimits limits =
+                            queue.concurrencyLimits().of(dsl, "emails");
+                    assertThat(limits.defaultPerKey()).hasValue(4);
+                    assertThat(limits.keys()).containsOnly(Map.entry("tenant-big", 16), Map.entry("tenant.7", 2));
+                    assertThat(queue.concurrencyLimits().of(dsl, "reports").keys())
+                            .isEmpty();
+                    queue.concurrencyLimits().removeDefault(dsl, "emails");
+                    queue.concurrencyLimits().remove(dsl, "emails", "tenant-big");
+                    queue.concurrencyLimits().remove(dsl, "emails", "tenant.7");
                 });
     }
 
