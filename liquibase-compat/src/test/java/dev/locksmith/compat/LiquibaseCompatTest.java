@@ -37,6 +37,7 @@ class LiquibaseCompatTest {
             "channel_account_leases_slot3",
             "channel_accounts",
             "deadlock_event",
+            "job_concurrency_limits",
             "job_history",
             "job_history_default",
             "job_unique_keys",

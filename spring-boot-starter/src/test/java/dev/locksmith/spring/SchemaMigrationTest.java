@@ -85,6 +85,7 @@ class SchemaMigrationTest {
                             .getValues(0, String.class);
                     assertThat(tables)
                             .containsExactly(
+                                    "job_concurrency_limits",
                                     "job_history",
                                     "job_history_default",
                                     "job_unique_keys",
