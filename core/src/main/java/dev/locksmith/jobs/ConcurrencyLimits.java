@@ -146,6 +146,34 @@ public final class ConcurrencyLimits {
     }
 
     /**
+     * What the limits hold back in one queue now.
+     *
+     * @param keysAtLimit keys whose running (leased) jobs reach their limit
+     * @param jobsHeldBack due pending jobs of those keys, counted up to the cap: they wait for
+     *     their key, not for a worker
+     * @param cap the count at which counting stopped
+     */
+    public record HeldBack(int keysAtLimit, int jobsHeldBack, int cap) {}
+
+    /**
+     * What the limits hold back in {@code queue} now, for gauges polled every few seconds: the
+     * keys whose running jobs reach their limit and the due pending jobs of those keys, counted
+     * up to {@code cap}. One read-only statement on the {@code JobQueue}'s own
+     * {@code DSLContext}; its work grows with the queue's running keyed jobs (at most the sum of
+     * the limits) and {@code cap}. Jobs of a transactional claim still open are not seen as
+     * running by it.
+     *
+     * @param queue the queue, 1 to 128 characters
+     * @param cap stop counting held-back jobs at this many, 1 to 1,000,000
+     * @return the keys at their limit and the jobs they hold back
+     * @throws IllegalArgumentException for a bad queue or cap
+     */
+    public HeldBack heldBack(String queue, int cap) {
+        var read = limits.heldBack(queue, cap);
+        return new HeldBack(read.getKey(), read.getValue(), cap);
+    }
+
+    /**
      * Reads the limits of {@code queue}.
      *
      * @param tx the caller's transaction, or an auto-commit context

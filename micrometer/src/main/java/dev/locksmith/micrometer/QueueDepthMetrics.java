@@ -1,5 +1,6 @@
 package dev.locksmith.micrometer;
 
+import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.HistorySize;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.QueueDepth;
@@ -30,6 +31,11 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code locksmith.jobs.oldest.pending.age} ({@code queue}; base unit seconds): how long
  *       the oldest due pending job has been due; <b>0 when no pending job is due</b> (the queue
  *       is caught up), so that an alert on the age is a plain threshold.</li>
+ *   <li>{@code locksmith.jobs.limit.keys} ({@code queue}): keys whose running jobs reach their
+ *       concurrency limit, and {@code locksmith.jobs.limit.held.back} ({@code queue}): the due
+ *       pending jobs of those keys, counted up to the cap, which wait for their key rather than
+ *       for a worker ({@link dev.locksmith.jobs.ConcurrencyLimits#heldBack}); 0 on a queue without
+ *       limits. Not per key: a key is a tenant, and tenants are too many for tags.</li>
  *   <li>{@code locksmith.jobs.history.rows} and {@code locksmith.jobs.history.partitions}: the
  *       size of the history of finished jobs ({@link JobQueue#historySize()}): an <b>estimate</b>
  *       from the statistics ({@code pg_class.reltuples}, as of each partition's last ANALYZE),
@@ -124,6 +130,24 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                     registry.config().clock(),
                     LOG);
             readings.add(reading);
+            CachedReading<ConcurrencyLimits.HeldBack> held = new CachedReading<>(
+                    () -> jobQueue.concurrencyLimits().heldBack(queue, cap),
+                    "what the concurrency limits of queue " + queue + " hold back",
+                    refreshInterval,
+                    registry.config().clock(),
+                    LOG);
+            readings.add(held);
+            binding.add(Gauge.builder("locksmith.jobs.limit.keys", held, r -> value(r, h -> h.keysAtLimit()))
+                    .description("Keys whose running jobs reach their concurrency limit")
+                    .tag("queue", queue)
+                    .strongReference(true)
+                    .register(registry));
+            binding.add(Gauge.builder("locksmith.jobs.limit.held.back", held, r -> value(r, h -> h.jobsHeldBack()))
+                    .description(
+                            "Due pending jobs of keys at their concurrency limit, counted up to the cap (" + cap + ")")
+                    .tag("queue", queue)
+                    .strongReference(true)
+                    .register(registry));
             gauge(registry, "locksmith.jobs.depth", queue, "pending", reading, QueueDepth::pending);
             gauge(registry, "locksmith.jobs.depth", queue, "running", reading, QueueDepth::running);
             binding.add(Gauge.builder(

@@ -1,5 +1,6 @@
 package dev.locksmith.jobs.engine;
 
+import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 
 import dev.locksmith.internal.Errors;
@@ -8,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalInt;
 import org.jooq.DSLContext;
+import org.jooq.Field;
 import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
@@ -101,6 +103,58 @@ public final class Limits {
             }
         }
         return Map.entry(fallback, keys);
+    }
+
+    /**
+     * How many keys of {@code queue} run as many jobs as their limit (leased jobs: a transactional
+     * claim's are not visible to other transactions), and how many due pending jobs those keys
+     * hold back, counted up to {@code cap}. One read-only statement: a group over the queue's
+     * running keyed jobs (the running index), then a count of the pending jobs of the keys at
+     * their limit (the pending keyed index), stopped at {@code cap}; on the queue's own context.
+     *
+     * @return keys at their limit, and the due pending jobs of those keys (at most {@code cap})
+     */
+    public Map.Entry<Integer, Integer> heldBack(String queue, int cap) {
+        Texts.requireName("queue", queue, 128);
+        if (cap < 1 || cap > 1_000_000) {
+            throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
+        }
+        DSLContext ctx = context.dsl;
+        Field<String> q = DSL.val(queue);
+        var limits = JOB_CONCURRENCY_LIMITS.as("own");
+        var fallback = JOB_CONCURRENCY_LIMITS.as("fallback");
+        Field<Integer> limitOfKey = DSL.coalesce(
+                DSL.field(DSL.select(limits.MAX_RUNNING)
+                        .from(limits)
+                        .where(limits.QUEUE.eq(q))
+                        .and(limits.CONCURRENCY_KEY.eq(JOBS.CONCURRENCY_KEY))),
+                DSL.field(DSL.select(fallback.MAX_RUNNING)
+                        .from(fallback)
+                        .where(fallback.QUEUE.eq(q))
+                        .and(fallback.CONCURRENCY_KEY.eq(DSL.inline(DEFAULT)))));
+        var atLimit = DSL.name("at_limit")
+                .as(DSL.select(JOBS.CONCURRENCY_KEY)
+                        .from(JOBS)
+                        .where(JOBS.QUEUE.eq(q))
+                        .and(JOBS.STATUS.eq(Sql.RUNNING))
+                        .and(JOBS.CONCURRENCY_KEY.isNotNull())
+                        .groupBy(JOBS.CONCURRENCY_KEY)
+                        .having(DSL.count().ge(limitOfKey)));
+        Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
+        var row = Errors.translating(() -> ctx.with(atLimit)
+                .select(
+                        DSL.field(DSL.selectCount().from(atLimit)),
+                        DSL.field(DSL.selectCount()
+                                .from(DSL.select(DSL.inline(1))
+                                        .from(JOBS)
+                                        .where(JOBS.QUEUE.eq(q))
+                                        .and(JOBS.STATUS.eq(Sql.PENDING))
+                                        .and(JOBS.CONCURRENCY_KEY.in(
+                                                DSL.select(key).from(atLimit)))
+                                        .and(JOBS.RUN_AT.le(Sql.statementTime()))
+                                        .limit(DSL.val(cap)))))
+                .fetchSingle());
+        return Map.entry(row.value1(), row.value2());
     }
 
     private static String stored(@Nullable String key) {

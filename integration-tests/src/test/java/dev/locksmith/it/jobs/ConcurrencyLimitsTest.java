@@ -437,6 +437,38 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     }
 
     @Test
+    void heldBackCountsTheKeysAtTheirLimitAndTheirDueJobs() {
+        assertThat(limits.heldBack(QUEUE, 1000)).isEqualTo(new ConcurrencyLimits.HeldBack(0, 0, 1000));
+        // k0 (limit 1) and k5 (limit 1) at their limits, k1 (limit 2) not
+        List<Job> claimed = new ArrayList<>();
+        for (int i = 0;
+                i < 40
+                        && claimed.stream()
+                                        .filter(j -> j.concurrencyKey().equals("k1"))
+                                        .count()
+                                < 1;
+                i++) {
+            claimed.addAll(queue.claim(QUEUE, 1, Duration.ofMinutes(5), "w"));
+        }
+        Map<String, Long> running = new java.util.TreeMap<>();
+        claimed.forEach(j -> running.merge(j.concurrencyKey(), 1L, Long::sum));
+        long atLimit = running.entrySet().stream()
+                .filter(e -> e.getValue() >= limitOf(Integer.parseInt(e.getKey().substring(1))))
+                .count();
+        ConcurrencyLimits.HeldBack held = limits.heldBack(QUEUE, 1000);
+        assertThat(held.keysAtLimit()).isEqualTo(atLimit).isPositive();
+        // each key at its limit holds back its other (pending, due) jobs
+        assertThat(held.jobsHeldBack())
+                .isEqualTo((int) atLimit * PER_KEY
+                        - (int) running.entrySet().stream()
+                                .filter(e -> e.getValue()
+                                        >= limitOf(Integer.parseInt(e.getKey().substring(1))))
+                                .mapToLong(Map.Entry::getValue)
+                                .sum());
+        assertThat(limits.heldBack(QUEUE, 3).jobsHeldBack()).isEqualTo(3);
+    }
+
+    @Test
     void badInputIsRefusedAndNothingIsWritten() {
         dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
         assertThatThrownBy(() -> limits.set(dsl, QUEUE, "k0", 0))
