@@ -90,27 +90,7 @@ final class KeyedQueueWorkload implements Workload {
 
     /** {@code variant} on a queue whose jobs have {@value #KEYS} ordering keys. */
     private Variant keyed(Variant variant, long prefill) {
-        return new Variant() {
-            @Override
-            public void prepare() throws Exception {
-                refillKeyed(ds, prefill);
-            }
-
-            @Override
-            public Op op(int worker) {
-                return variant.op(worker);
-            }
-
-            @Override
-            public long verify() throws Exception {
-                return variant.verify();
-            }
-
-            @Override
-            public boolean stopsWhenEmpty() {
-                return variant.stopsWhenEmpty();
-            }
-        };
+        return QueueWorkloads.preparedBy(variant, () -> refillKeyed(ds, prefill));
     }
 
     /**

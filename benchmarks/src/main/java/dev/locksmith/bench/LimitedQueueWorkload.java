@@ -63,27 +63,7 @@ final class LimitedQueueWorkload implements Workload {
 
     /** {@code variant} on a queue whose jobs have {@value #KEYS} concurrency keys, limited to {@code limit} (0: none). */
     private Variant keyed(Variant variant, long prefill, int limit) {
-        return new Variant() {
-            @Override
-            public void prepare() throws Exception {
-                refill(ds, prefill, limit);
-            }
-
-            @Override
-            public Op op(int worker) {
-                return variant.op(worker);
-            }
-
-            @Override
-            public long verify() throws Exception {
-                return variant.verify();
-            }
-
-            @Override
-            public boolean stopsWhenEmpty() {
-                return variant.stopsWhenEmpty();
-            }
-        };
+        return QueueWorkloads.preparedBy(variant, () -> refill(ds, prefill, limit));
     }
 
     /**

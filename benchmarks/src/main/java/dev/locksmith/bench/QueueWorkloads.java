@@ -158,6 +158,37 @@ final class QueueWorkloads {
     }
 
     /** Base of the queue variants: jobs are prefilled; a run ends when time is up or the queue is empty. */
+    /** What prepares a variant's run instead of its own {@code prepare}. */
+    @FunctionalInterface
+    interface Preparation {
+        void run() throws Exception;
+    }
+
+    /** {@code variant} with {@code preparation} run before each run instead of its own. */
+    static Workload.Variant preparedBy(Workload.Variant variant, Preparation preparation) {
+        return new Workload.Variant() {
+            @Override
+            public void prepare() throws Exception {
+                preparation.run();
+            }
+
+            @Override
+            public Workload.Op op(int worker) {
+                return variant.op(worker);
+            }
+
+            @Override
+            public long verify() throws Exception {
+                return variant.verify();
+            }
+
+            @Override
+            public boolean stopsWhenEmpty() {
+                return variant.stopsWhenEmpty();
+            }
+        };
+    }
+
     abstract static class Prefilled implements Workload.Variant {
         final DataSource ds;
         final long prefill;

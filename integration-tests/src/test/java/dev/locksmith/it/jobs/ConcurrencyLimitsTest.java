@@ -15,6 +15,7 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
+import dev.locksmith.jobs.Worker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -144,6 +145,19 @@ class ConcurrencyLimitsTest extends DatabaseTest {
                 .build();
     }
 
+    /** Starts the workers, waits until {@code done} reaches zero (at most 180 s), and closes them. */
+    private static void runUntil(CountDownLatch done, Worker... workers) throws InterruptedException {
+        List<Worker> started = new ArrayList<>();
+        try {
+            for (Worker worker : workers) {
+                started.add(worker.start());
+            }
+            assertThat(done.await(180, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            started.forEach(Worker::close);
+        }
+    }
+
     private static WorkerEvents counting(CountDownLatch done) {
         return new WorkerEvents() {
             @Override
@@ -156,47 +170,26 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     @Test
     void jobWorkersNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
         CountDownLatch done = new CountDownLatch(JOBS_COUNT);
-        List<JobWorker> workers = new ArrayList<>();
-        try {
-            for (int w = 0; w < 4; w++) {
-                workers.add(jobWorker(counting(done)).start());
-            }
-            assertThat(done.await(180, TimeUnit.SECONDS)).isTrue();
-        } finally {
-            workers.forEach(JobWorker::close);
-        }
+        runUntil(
+                done,
+                jobWorker(counting(done)),
+                jobWorker(counting(done)),
+                jobWorker(counting(done)),
+                jobWorker(counting(done)));
         assertNoKeyExceededItsLimitAndEveryJobRanOnce();
     }
 
     @Test
     void transactionalWorkersNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
         CountDownLatch handled = new CountDownLatch(JOBS_COUNT);
-        List<TransactionalWorker> workers = new ArrayList<>();
-        try {
-            for (int w = 0; w < 2; w++) {
-                workers.add(transactionalWorker(4, handled).start());
-            }
-            assertThat(handled.await(180, TimeUnit.SECONDS)).isTrue();
-        } finally {
-            workers.forEach(TransactionalWorker::close);
-        }
+        runUntil(handled, transactionalWorker(4, handled), transactionalWorker(4, handled));
         assertNoKeyExceededItsLimitAndEveryJobRanOnce();
     }
 
     @Test
     void bothModesTogetherCountEachOthersJobs() throws Exception {
         CountDownLatch done = new CountDownLatch(JOBS_COUNT);
-        List<AutoCloseable> workers = new ArrayList<>();
-        try {
-            workers.add(jobWorker(counting(done)).start());
-            workers.add(jobWorker(counting(done)).start());
-            workers.add(transactionalWorker(4, done).start());
-            assertThat(done.await(180, TimeUnit.SECONDS)).isTrue();
-        } finally {
-            for (AutoCloseable worker : workers) {
-                worker.close();
-            }
-        }
+        runUntil(done, jobWorker(counting(done)), jobWorker(counting(done)), transactionalWorker(4, done));
         assertNoKeyExceededItsLimitAndEveryJobRanOnce();
     }
 
@@ -204,15 +197,12 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     void withoutTheLimitsTheSameWorkloadExceedsThem() throws Exception {
         dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
         CountDownLatch done = new CountDownLatch(JOBS_COUNT);
-        List<JobWorker> workers = new ArrayList<>();
-        try {
-            for (int w = 0; w < 4; w++) {
-                workers.add(jobWorker(counting(done)).start());
-            }
-            assertThat(done.await(180, TimeUnit.SECONDS)).isTrue();
-        } finally {
-            workers.forEach(JobWorker::close);
-        }
+        runUntil(
+                done,
+                jobWorker(counting(done)),
+                jobWorker(counting(done)),
+                jobWorker(counting(done)),
+                jobWorker(counting(done)));
         // k0, k5, k10 and k15 would have limit 1: unlimited, their jobs overlap
         int exceeded = 0;
         for (int k = 0; k < KEYS; k++) {
