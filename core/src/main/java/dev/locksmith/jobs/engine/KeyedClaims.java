@@ -78,7 +78,8 @@ final class KeyedClaims {
                 .from(JOBS)
                 .where(JOBS.QUEUE.eq(queue))
                 .and(JOBS.STATUS.eq(Sql.PENDING))
-                .and(JOBS.CONCURRENCY_KEY.isNull()));
+                .and(JOBS.CONCURRENCY_KEY.isNull())
+                .and(JOBS.RUN_AT.le(Sql.statementTime())));
         hasLimits = RenderedQuery.of(
                 dsl,
                 dsl.select(
@@ -94,7 +95,7 @@ final class KeyedClaims {
     }
 
     /**
-     * Whether {@code queue}, which has limits, had pending jobs without a concurrency key when
+     * Whether {@code queue}, which has limits, had due pending jobs without a concurrency key when
      * looked at within the last second: if not, its claims leave out the plain claim, which would
      * step over every keyed job in its index to find none. A job without a key enqueued since
      * then waits for the next look.
