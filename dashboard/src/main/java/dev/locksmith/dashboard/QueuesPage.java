@@ -130,7 +130,12 @@ final class QueuesPage {
                 <p class="hint">Pending and running are counted up to {}. Done counts need <code>keepCompleted</code> \
                 (without it a completed job's row is deleted); failed and cancelled jobs stay until retention deletes them.</p>
                 """, Format.count(config.countCap()));
-        return new Layout.Page("Queues", Layout.Nav.QUEUES, fixed, live);
+        Html limits = new LimitsPanel(config, reads, queue).render();
+        return new Layout.Page(
+                "Queues",
+                Layout.Nav.QUEUES,
+                fixed,
+                Html.of("{}<section><h2>Concurrency limits</h2>{}</section>", live, limits));
     }
 
     /** Queues with pending jobs (a loose scan of the claim index) or running ones (a bounded sample). */

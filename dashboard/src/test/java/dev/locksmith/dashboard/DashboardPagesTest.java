@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNTS;
 import static dev.locksmith.codegen.Tables.CHANNEL_ACCOUNT_LEASES;
 import static dev.locksmith.codegen.Tables.DEADLOCK_EVENT;
 import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 import static dev.locksmith.codegen.Tables.LOCK_WAIT_EVENT;
 import static dev.locksmith.codegen.Tables.SCHEDULES;
@@ -96,6 +97,7 @@ class DashboardPagesTest {
     void empty() {
         dsl.deleteFrom(JOBS).execute();
         dsl.deleteFrom(JOB_HISTORY).execute();
+        dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
     }
 
     private long failedJob(String payloadJson, String error) {
@@ -216,6 +218,25 @@ class DashboardPagesTest {
         assertThat(number(page, "total-running")).isEqualTo("1");
         assertThat(number(page, "total-failed")).isEqualTo("1");
         assertThat(page).contains("<svg class=\"chart\"", "1 failed</title>");
+    }
+
+    @Test
+    void queuesPageShowsTheConcurrencyLimitsAndWhatTheyHoldBack() {
+        assertThat(ro.get("/").body()).contains("id=\"no-concurrency-limits\"");
+        queue.concurrencyLimits().setDefault(dsl, "tenants", 1);
+        queue.concurrencyLimits().set(dsl, "tenants", "t-big", 2);
+        queue.enqueueAll(
+                dsl,
+                List.of(
+                        NewJob.builder("tenants", "a").concurrencyKey("t-1").build(),
+                        NewJob.builder("tenants", "b").concurrencyKey("t-1").build(),
+                        NewJob.builder("tenants", "c").concurrencyKey("t-1").build()));
+        assertThat(queue.claim("tenants", 10, Duration.ofMinutes(5), "w")).hasSize(1);
+        String page = ro.get("/").body();
+        assertThat(page)
+                .contains("id=\"concurrency-limits\"")
+                .contains("<tr><td>tenants</td><td class=\"num\">1</td><td class=\"num\">1</td>"
+                        + "<td class=\"num\">1</td><td class=\"num\">2</td></tr>");
     }
 
     @Test

@@ -1,0 +1,76 @@
+package dev.locksmith.dashboard;
+
+import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
+
+import dev.locksmith.jobs.ConcurrencyLimits;
+import dev.locksmith.jobs.JobQueue;
+import java.util.ArrayList;
+import java.util.List;
+import org.jooq.Field;
+import org.jooq.Record3;
+import org.jooq.impl.DSL;
+
+/**
+ * The queues page's concurrency limits ({@link ConcurrencyLimits}): per queue that has any, its
+ * default limit per key, how many keys have a limit of their own, how many keys run as many jobs
+ * as their limit, and the due jobs those keys hold back (counted up to the cap,
+ * {@link ConcurrencyLimits#heldBack}). The limits are read in the page's read-only transaction
+ * (a group over the small limits table, {@value #MAX_QUEUES} queues at most); the held-back counts
+ * on the queue's own context, as the depths are.
+ */
+final class LimitsPanel {
+
+    static final int MAX_QUEUES = 100;
+
+    private final DashboardConfig config;
+    private final Reads reads;
+    private final JobQueue queue;
+
+    LimitsPanel(DashboardConfig config, Reads reads, JobQueue queue) {
+        this.config = config;
+        this.reads = reads;
+        this.queue = queue;
+    }
+
+    Html render() {
+        return reads.section("concurrency limits", this::limits);
+    }
+
+    private Html limits() {
+        Field<Integer> fallback = DSL.max(DSL.when(
+                        JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(DSL.inline("")), JOB_CONCURRENCY_LIMITS.MAX_RUNNING))
+                .as("fallback");
+        Field<Integer> own = DSL.count()
+                .filterWhere(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.ne(DSL.inline("")))
+                .as("own");
+        List<Record3<String, Integer, Integer>> queues =
+                reads.run(tx -> tx.select(JOB_CONCURRENCY_LIMITS.QUEUE, fallback, own)
+                        .from(JOB_CONCURRENCY_LIMITS)
+                        .groupBy(JOB_CONCURRENCY_LIMITS.QUEUE)
+                        .orderBy(JOB_CONCURRENCY_LIMITS.QUEUE)
+                        .limit(MAX_QUEUES)
+                        .fetch());
+        if (queues.isEmpty()) {
+            return Html.raw("<p class=\"notice\" id=\"no-concurrency-limits\">No queue has concurrency limits.</p>");
+        }
+        List<Html> rows = new ArrayList<>();
+        for (Record3<String, Integer, Integer> q : queues) {
+            ConcurrencyLimits.HeldBack held = queue.concurrencyLimits().heldBack(q.value1(), config.countCap());
+            rows.add(Html.of(
+                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                            + "<td class=\"num\">{}</td></tr>",
+                    q.value1(),
+                    q.value2() == null ? "–" : Format.count(q.value2()),
+                    Format.count(q.value3()),
+                    Format.count(held.keysAtLimit()),
+                    Format.count(held.jobsHeldBack(), held.cap())));
+        }
+        return Html.of(
+                "<p class=\"hint\">Jobs held back wait for their key to drop below its limit, not for a worker "
+                        + "(<code>docs/concurrency-limits.md</code>).</p>"
+                        + "<table class=\"limits\" id=\"concurrency-limits\"><thead><tr><th>queue</th><th>limit per key</th>"
+                        + "<th>keys with their own</th><th>keys at their limit</th><th>jobs held back</th></tr></thead>"
+                        + "<tbody>{}</tbody></table>",
+                Html.join(rows));
+    }
+}
