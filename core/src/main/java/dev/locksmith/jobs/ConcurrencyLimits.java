@@ -33,8 +33,11 @@ import org.jooq.DSLContext;
  * the key; a leased job keeps its slot in its row until it stops running, a transactional claim
  * holds the lock until it commits. The claim needs READ COMMITTED (the default): in a caller's
  * REPEATABLE READ or SERIALIZABLE transaction a claim that reaches keyed jobs of a queue with limits
- * fails (a claim that takes only jobs without a key does not). After a limit
- * is lowered, a key whose running jobs hold slots above the new limit gets no more until they end.
+ * fails (a claim that takes only jobs without a key does not). After a limit is set or lowered
+ * while jobs of a key run, the key gets no more until its running jobs fit the limit (those claimed
+ * before it had one included).
+ * Claim keyed jobs once per transaction: a second claim in the same transaction holds the first
+ * one's slot locks already, and cannot see the jobs it deleted.
  *
  * <p><b>Fairness.</b> A claim visits the keys that have pending jobs in key order, starting after
  * the key where the previous claim of the queue through the same {@link JobQueue} object stopped, and takes from each key at most
