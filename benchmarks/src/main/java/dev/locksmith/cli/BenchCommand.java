@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         subcommands = {LatencyCommand.class, HorizonCommand.class},
         description =
-                "Run the benchmark workloads (queue-tx, queue-lease, queue-keyed, drain, pool, transfer; sustained on request) "
+                "Run the benchmark workloads (queue-tx, queue-lease, queue-keyed, queue-limited, drain, pool, transfer; sustained on request) "
                         + "against raw JDBC, the library in both execution modes (through jOOQ, the default, and RAW_JDBC) "
                         + "where the mode applies; `bench latency` measures pick-up latency, `bench horizon` the queues and "
                         + "the pool under a held MVCC horizon.")

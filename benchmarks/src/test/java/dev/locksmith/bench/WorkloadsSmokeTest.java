@@ -28,10 +28,11 @@ class WorkloadsSmokeTest {
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12, "bench_locks")) {
             Runner runner = new Runner(options, step -> {});
             // jobs and its four generations' partitions, job_unique_keys, job_history and its
-            // default partition, schedules, channel_accounts, channel_account_leases and its four
-            // slots, accounts, account_transfers, lock_wait_event, deadlock_event
+            // default partition, job_concurrency_limits, schedules, channel_accounts,
+            // channel_account_leases and its four slots, accounts, account_transfers,
+            // lock_wait_event, deadlock_event
             assertThat(session.dsl().fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_locks'"))
-                    .isEqualTo(19L);
+                    .isEqualTo(20L);
             for (Workload workload : session.workloads().values()) {
                 results.addAll(runner.run(workload));
             }
@@ -39,7 +40,14 @@ class WorkloadsSmokeTest {
         Set<String> workloads = results.stream().map(Result::workload).collect(Collectors.toSet());
         assertThat(workloads)
                 .containsExactlyInAnyOrder(
-                        "queue-tx", "queue-lease", "queue-keyed", "drain", "pool", "transfer", "enqueue");
+                        "queue-tx",
+                        "queue-lease",
+                        "queue-keyed",
+                        "queue-limited",
+                        "drain",
+                        "pool",
+                        "transfer",
+                        "enqueue");
         assertThat(results)
                 .allSatisfy(r -> assertThat(r.violations())
                         .as("%s %s %s", r.workload(), r.config(), r.variant())
