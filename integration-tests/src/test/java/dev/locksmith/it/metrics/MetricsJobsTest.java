@@ -80,7 +80,18 @@ class MetricsJobsTest extends MetricsDatabaseTest {
      */
     @Test
     void wakeUpsAreCountedByReason() throws InterruptedException {
-        try (JobWorker worker = JobWorker.builder(queue, "woken", (job, tx) -> {})
+        // each time a claim of the worker comes back empty: from then on it waits for work
+        java.util.concurrent.Semaphore idle = new java.util.concurrent.Semaphore(0);
+        DSLContext listening = Locksmith.builder(dsl)
+                .observer(metrics, new WorkerEvents() {
+                    @Override
+                    public void idle() {
+                        idle.release();
+                    }
+                })
+                .build()
+                .dsl();
+        try (JobWorker worker = JobWorker.builder(new JobQueue(listening), "woken", (job, tx) -> {})
                 .threads(1)
                 .pollInterval(Duration.ofMinutes(10))
                 .minPollInterval(Duration.ofMinutes(10))
@@ -98,13 +109,21 @@ class MetricsJobsTest extends MetricsDatabaseTest {
                         .isNegative();
                 dsl.execute("SELECT pg_sleep(0.02)");
             }
-            // The first job may be found by the worker's first claim, its notification arriving
-            // before the claimer first waited; the second comes while the worker waits for work,
-            // after a run, and only its notification (the poll being ten minutes) wakes it.
+            // Each job comes while the worker waits for work, and only its notification (the poll
+            // being ten minutes) wakes it. (Enqueued as soon as the previous job was gone, the
+            // second job was found by the claim the worker makes after a run, with no wake-up, in
+            // one CI run on JDK 25.)
             JobQueue notifying = new JobQueue(
                     observed,
                     JobQueueConfig.builder().wakeUp(WakeUp.IN_TRANSACTION).build());
             for (int i = 0; i < 2; i++) {
+                // the worker waits for work (a claim of it came back empty since the last job was
+                // enqueued), so that the job comes to it by its notification, not by a claim still
+                // under way
+                assertThat(idle.tryAcquire(60, TimeUnit.SECONDS))
+                        .as("the worker waits for work")
+                        .isTrue();
+                idle.drainPermits();
                 notifying.enqueue(observed, NewJob.of("woken", "k"));
                 awaitNoJob(JOBS.QUEUE.eq("woken"));
             }
