@@ -272,11 +272,20 @@ class JobWorkerTest extends DatabaseTest {
         Thread closer = new Thread(worker::close);
         closer.start();
         // release the handler only once close() is waiting for it (awaitTermination is a timed wait)
+        // close() passes through shorter timed waits first (stopping the claimer, the listener):
+        // the state must hold over two looks 50 ms apart (in one CI run on JDK 25 a single look
+        // caught one of those, and the assertion after it found the thread running again)
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (closer.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
+        boolean waiting = false;
+        while (!waiting && System.nanoTime() < deadline) {
+            if (closer.getState() == Thread.State.TIMED_WAITING) {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                waiting = closer.getState() == Thread.State.TIMED_WAITING;
+            } else {
+                Thread.onSpinWait();
+            }
         }
-        assertThat(closer.getState()).isEqualTo(Thread.State.TIMED_WAITING);
+        assertThat(waiting).as("close() waits for the running handler").isTrue();
         assertThat(recorder.completed.getCount()).isEqualTo(1);
         finish.countDown();
         closer.join(30_000);
