@@ -145,6 +145,17 @@ class ConcurrencyLimitsTest extends DatabaseTest {
                 .build();
     }
 
+    /** Four {@code JobWorker}s of 2 threads each, run until every job was completed. */
+    private void runFourJobWorkersUntilEveryJobIsDone() throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(JOBS_COUNT);
+        runUntil(
+                done,
+                jobWorker(counting(done)),
+                jobWorker(counting(done)),
+                jobWorker(counting(done)),
+                jobWorker(counting(done)));
+    }
+
     /** Starts the workers, waits until {@code done} reaches zero (at most 180 s), and closes them. */
     private static void runUntil(CountDownLatch done, Worker... workers) throws InterruptedException {
         List<Worker> started = new ArrayList<>();
@@ -169,13 +180,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
 
     @Test
     void jobWorkersNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
-        CountDownLatch done = new CountDownLatch(JOBS_COUNT);
-        runUntil(
-                done,
-                jobWorker(counting(done)),
-                jobWorker(counting(done)),
-                jobWorker(counting(done)),
-                jobWorker(counting(done)));
+        runFourJobWorkersUntilEveryJobIsDone();
         assertNoKeyExceededItsLimitAndEveryJobRanOnce();
     }
 
@@ -196,13 +201,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     @Test
     void withoutTheLimitsTheSameWorkloadExceedsThem() throws Exception {
         dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
-        CountDownLatch done = new CountDownLatch(JOBS_COUNT);
-        runUntil(
-                done,
-                jobWorker(counting(done)),
-                jobWorker(counting(done)),
-                jobWorker(counting(done)),
-                jobWorker(counting(done)));
+        runFourJobWorkersUntilEveryJobIsDone();
         // k0, k5, k10 and k15 would have limit 1: unlimited, their jobs overlap
         int exceeded = 0;
         for (int k = 0; k < KEYS; k++) {
