@@ -28,11 +28,11 @@ class WorkloadsSmokeTest {
         try (BenchSession session = new BenchSession(ServerSettings.fromEnvironment(), 12, "bench_locks")) {
             Runner runner = new Runner(options, step -> {});
             // jobs and its four generations' partitions, job_unique_keys, job_history and its
-            // default partition, job_concurrency_limits, schedules, channel_accounts,
+            // default partition, job_concurrency_limits, job_key_starts, schedules, channel_accounts,
             // channel_account_leases and its four slots, accounts, account_transfers,
             // lock_wait_event, deadlock_event
             assertThat(session.dsl().fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'bench_locks'"))
-                    .isEqualTo(20L);
+                    .isEqualTo(21L);
             for (Workload workload : session.workloads().values()) {
                 results.addAll(runner.run(workload));
             }

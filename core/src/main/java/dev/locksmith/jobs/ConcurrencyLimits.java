@@ -46,6 +46,9 @@ import org.jooq.DSLContext;
  * then id). Jobs without a key, on a queue with limits, are claimed beside them (each claim
  * tosses which kind goes first).
  *
+ * <p>A key may also have a rate (starts per window of time): {@link RateLimits}, kept in the same
+ * rows.
+ *
  * <p><b>Works with</b> ordering keys (a job is claimed only as the head of its ordering key),
  * unique keys, priorities, delays, schedules (a template's key is kept), shards
  * ({@link Claim#onShards}), PgBouncer in transaction mode (the locks are transaction-scoped).
@@ -122,7 +125,7 @@ public final class ConcurrencyLimits {
     }
 
     /**
-     * Removes the default limit of {@code queue}'s keys.
+     * Removes the default limit of {@code queue}'s keys (their rate, if any, stays).
      *
      * @param tx the caller's transaction, or an auto-commit context
      * @param queue the queue, 1 to 128 characters
@@ -135,7 +138,8 @@ public final class ConcurrencyLimits {
     }
 
     /**
-     * Removes one key's own limit (the queue's default then applies to it, if any).
+     * Removes one key's own limit (the queue's default then applies to it, if any; its rate, if
+     * any, stays).
      *
      * @param tx the caller's transaction, or an auto-commit context
      * @param queue the queue, 1 to 128 characters

@@ -566,6 +566,17 @@ public final class JobQueue {
         return new ConcurrencyLimits(engine.limits);
     }
 
+    /**
+     * The rate limits per key of this database's queues ({@link NewJob.Builder#concurrencyKey(String)}):
+     * how many jobs of a key may start in a window of time, in the same rows as the concurrency
+     * limits.
+     *
+     * @return the rates, read and written in the caller's transaction
+     */
+    public RateLimits rateLimits() {
+        return new RateLimits(engine.limits);
+    }
+
     /** The environment this queue was built in, for the workers built from it. */
     Environment environment() {
         return Environment.of(engine.dsl());

@@ -7,8 +7,9 @@ import dev.locksmith.jobs.JobQueue;
 import java.util.ArrayList;
 import java.util.List;
 import org.jooq.Field;
-import org.jooq.Record3;
+import org.jooq.Record4;
 import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 
 /**
  * The queues page's concurrency limits ({@link ConcurrencyLimits}): per queue that has any, its
@@ -33,7 +34,7 @@ final class LimitsPanel {
     }
 
     Html render() {
-        return reads.section("concurrency limits", this::limits);
+        return reads.section("concurrency and rate limits", this::limits);
     }
 
     private Html limits() {
@@ -41,10 +42,21 @@ final class LimitsPanel {
                         JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(DSL.inline("")), JOB_CONCURRENCY_LIMITS.MAX_RUNNING))
                 .as("fallback");
         Field<Integer> own = DSL.count()
-                .filterWhere(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.ne(DSL.inline("")))
+                .filterWhere(JOB_CONCURRENCY_LIMITS
+                        .CONCURRENCY_KEY
+                        .ne(DSL.inline(""))
+                        .and(JOB_CONCURRENCY_LIMITS.MAX_RUNNING.isNotNull()))
                 .as("own");
-        List<Record3<String, Integer, Integer>> queues =
-                reads.run(tx -> tx.select(JOB_CONCURRENCY_LIMITS.QUEUE, fallback, own)
+        // the default rate as the server writes it, e.g. "100 per 00:01:00"
+        Field<String> rate = DSL.max(DSL.when(
+                        JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(DSL.inline("")),
+                        DSL.concat(
+                                JOB_CONCURRENCY_LIMITS.MAX_STARTS.cast(SQLDataType.VARCHAR),
+                                DSL.inline(" per "),
+                                JOB_CONCURRENCY_LIMITS.START_WINDOW.cast(SQLDataType.VARCHAR))))
+                .as("rate");
+        List<Record4<String, Integer, Integer, String>> queues =
+                reads.run(tx -> tx.select(JOB_CONCURRENCY_LIMITS.QUEUE, fallback, own, rate)
                         .from(JOB_CONCURRENCY_LIMITS)
                         .groupBy(JOB_CONCURRENCY_LIMITS.QUEUE)
                         .orderBy(JOB_CONCURRENCY_LIMITS.QUEUE)
@@ -54,14 +66,15 @@ final class LimitsPanel {
             return Html.raw("<p class=\"notice\" id=\"no-concurrency-limits\">No queue has concurrency limits.</p>");
         }
         List<Html> rows = new ArrayList<>();
-        for (Record3<String, Integer, Integer> q : queues) {
+        for (Record4<String, Integer, Integer, String> q : queues) {
             ConcurrencyLimits.HeldBack held = queue.concurrencyLimits().heldBack(q.value1(), config.countCap());
             rows.add(Html.of(
-                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-                            + "<td class=\"num\">{}</td></tr>",
+                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
+                            + "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                     q.value1(),
                     q.value2() == null ? "–" : Format.count(q.value2()),
                     Format.count(q.value3()),
+                    q.value4() == null ? "–" : q.value4(),
                     Format.count(held.keysAtLimit()),
                     Format.count(held.jobsHeldBack(), held.cap())));
         }
@@ -69,7 +82,7 @@ final class LimitsPanel {
                 "<p class=\"hint\">Jobs held back wait for their key to drop below its limit, not for a worker "
                         + "(<code>docs/concurrency-limits.md</code>).</p>"
                         + "<table class=\"limits\" id=\"concurrency-limits\"><thead><tr><th>queue</th><th>limit per key</th>"
-                        + "<th>keys with their own</th><th>keys at their limit</th><th>jobs held back</th></tr></thead>"
+                        + "<th>keys with their own</th><th>starts per key</th><th>keys at their limit</th><th>jobs held back</th></tr></thead>"
                         + "<tbody>{}</tbody></table>",
                 Html.join(rows));
     }

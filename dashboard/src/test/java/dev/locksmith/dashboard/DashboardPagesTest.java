@@ -225,6 +225,9 @@ class DashboardPagesTest {
         assertThat(ro.get("/").body()).contains("id=\"no-concurrency-limits\"");
         queue.concurrencyLimits().setDefault(dsl, "tenants", 1);
         queue.concurrencyLimits().set(dsl, "tenants", "t-big", 2);
+        // a rate of its own is not a limit of running jobs of its own
+        queue.rateLimits().set(dsl, "tenants", "t-rated", 5, Duration.ofSeconds(1));
+        queue.rateLimits().setDefault(dsl, "tenants", 100, Duration.ofMinutes(1));
         queue.enqueueAll(
                 dsl,
                 List.of(
@@ -236,7 +239,7 @@ class DashboardPagesTest {
         assertThat(page)
                 .contains("id=\"concurrency-limits\"")
                 .contains("<tr><td>tenants</td><td class=\"num\">1</td><td class=\"num\">1</td>"
-                        + "<td class=\"num\">1</td><td class=\"num\">2</td></tr>");
+                        + "<td>100 per 00:01:00</td><td class=\"num\">1</td><td class=\"num\">2</td></tr>");
     }
 
     @Test

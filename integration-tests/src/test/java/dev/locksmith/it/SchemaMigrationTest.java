@@ -29,6 +29,7 @@ class SchemaMigrationTest {
             "job_history",
             "job_unique_keys",
             "job_concurrency_limits",
+            "job_key_starts",
             "schedules",
             "accounts",
             "lock_wait_event",

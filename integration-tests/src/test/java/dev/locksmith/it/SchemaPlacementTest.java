@@ -78,6 +78,7 @@ class SchemaPlacementTest extends EmptyDatabaseTest {
                         "job_history",
                         "job_history_default",
                         "job_concurrency_limits",
+                        "job_key_starts",
                         "job_unique_keys",
                         "jobs_slot0",
                         "jobs_slot1",
@@ -166,6 +167,7 @@ class SchemaPlacementTest extends EmptyDatabaseTest {
                         "job_history",
                         "job_history_default",
                         "job_concurrency_limits",
+                        "job_key_starts",
                         "schedules");
 
         JobQueue queue = new JobQueue(dsl);
@@ -315,6 +317,7 @@ class SchemaPlacementTest extends EmptyDatabaseTest {
                         "job_history",
                         "job_history_default",
                         "job_concurrency_limits",
+                        "job_key_starts",
                         "job_unique_keys",
                         "jobs_slot0",
                         "jobs_slot1",

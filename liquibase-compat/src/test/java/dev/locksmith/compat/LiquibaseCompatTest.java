@@ -40,6 +40,7 @@ class LiquibaseCompatTest {
             "job_concurrency_limits",
             "job_history",
             "job_history_default",
+            "job_key_starts",
             "job_unique_keys",
             "jobs",
             "jobs_slot0",

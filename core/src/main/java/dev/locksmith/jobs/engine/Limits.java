@@ -5,23 +5,40 @@ import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Texts;
+import dev.locksmith.jobs.RateLimits;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.impl.DSL;
+import org.jooq.types.YearToSecond;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The rows of {@code job_concurrency_limits}: a queue's default limit per concurrency key (the row
- * whose key is empty) and keys' own limits, written in the caller's transaction. Claims read them
- * in the claim itself ({@link KeyedClaims}). <b>Internal: not API.</b>
+ * The rows of {@code job_concurrency_limits}: a queue's defaults per concurrency key (the row whose
+ * key is empty) and keys' own limits, each row a limit of running jobs, a rate limit of starts, or
+ * both (a key's own value of each kind overrides the default of that kind), written in the
+ * caller's transaction. Claims read them in the claim itself ({@link KeyedClaims}). <b>Internal:
+ * not API.</b>
  */
 public final class Limits {
 
     /** Largest limit: what the table's check allows. */
     public static final int MAX = 10_000;
+
+    /** Largest number of starts per window: what the table's check allows. */
+    public static final int MAX_STARTS = 10_000;
+
+    /** Shortest window of a rate limit: what the table's check allows. */
+    public static final Duration SHORTEST_WINDOW = Duration.ofMillis(1);
+
+    /** Longest window of a rate limit: what the table's check allows. */
+    public static final Duration LONGEST_WINDOW = Duration.ofDays(1);
 
     /** The key of a queue's default row. */
     private static final String DEFAULT = "";
@@ -69,13 +86,78 @@ public final class Limits {
      * @return whether there was one
      */
     public boolean remove(DSLContext tx, String queue, @Nullable String key) {
+        return clear(tx, queue, key, JOB_CONCURRENCY_LIMITS.MAX_RUNNING, JOB_CONCURRENCY_LIMITS.MAX_STARTS);
+    }
+
+    /**
+     * Writes the rate limit of {@code key} of {@code queue} (at most {@code maxStarts} starts in
+     * any {@code per}), or the queue's default when {@code key} is null.
+     *
+     * @throws IllegalArgumentException for a bad queue, key, count or window (nothing written)
+     * @throws UnsupportedOperationException on Citus
+     */
+    public void setRate(DSLContext tx, String queue, @Nullable String key, int maxStarts, Duration per) {
+        Texts.requireName("queue", queue, 128);
+        String stored = stored(key);
+        if (maxStarts < 1 || maxStarts > MAX_STARTS) {
+            throw new IllegalArgumentException("maxStarts must be between 1 and " + MAX_STARTS + ", was " + maxStarts);
+        }
+        Objects.requireNonNull(per, "per");
+        if (per.compareTo(SHORTEST_WINDOW) < 0 || per.compareTo(LONGEST_WINDOW) > 0 || per.toNanos() % 1_000 != 0) {
+            throw new IllegalArgumentException("per must be between 1 ms and 1 day, in whole microseconds, was " + per);
+        }
+        YearToSecond window = YearToSecond.valueOf(per);
+        DSLContext ctx = onOneServer(tx);
+        Errors.translating(() -> ctx.insertInto(JOB_CONCURRENCY_LIMITS)
+                .set(JOB_CONCURRENCY_LIMITS.QUEUE, queue)
+                .set(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, stored)
+                .set(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts)
+                .set(JOB_CONCURRENCY_LIMITS.START_WINDOW, window)
+                .onConflict(JOB_CONCURRENCY_LIMITS.QUEUE, JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
+                .doUpdate()
+                .set(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts)
+                .set(JOB_CONCURRENCY_LIMITS.START_WINDOW, window)
+                .set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime())
+                .execute());
+        context.keyed.forget(queue);
+    }
+
+    /**
+     * Removes the rate limit of {@code key} of {@code queue}, or the queue's default when
+     * {@code key} is null.
+     *
+     * @return whether there was one
+     */
+    public boolean removeRate(DSLContext tx, String queue, @Nullable String key) {
+        return clear(tx, queue, key, JOB_CONCURRENCY_LIMITS.MAX_STARTS, JOB_CONCURRENCY_LIMITS.MAX_RUNNING);
+    }
+
+    /**
+     * Clears one kind of limit of a row ({@code own}, with the rate's window when it is the
+     * rate): deletes the row when the other kind ({@code other}) is unset, else sets the kind to
+     * null. Two statements; at most one changes a row.
+     */
+    private boolean clear(DSLContext tx, String queue, @Nullable String key, Field<Integer> own, Field<Integer> other) {
         Texts.requireName("queue", queue, 128);
         String stored = stored(key);
         DSLContext ctx = onOneServer(tx);
-        int removed = Errors.translating(() -> ctx.deleteFrom(JOB_CONCURRENCY_LIMITS)
-                .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
+        Condition row = JOB_CONCURRENCY_LIMITS
+                .QUEUE
+                .eq(queue)
                 .and(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(stored))
+                .and(own.isNotNull());
+        int removed = Errors.translating(() -> ctx.deleteFrom(JOB_CONCURRENCY_LIMITS)
+                .where(row)
+                .and(other.isNull())
                 .execute());
+        if (removed == 0) {
+            var cleared = ctx.update(JOB_CONCURRENCY_LIMITS).set(own, DSL.inline((Integer) null));
+            if (own == JOB_CONCURRENCY_LIMITS.MAX_STARTS) {
+                cleared = cleared.set(JOB_CONCURRENCY_LIMITS.START_WINDOW, DSL.inline((YearToSecond) null));
+            }
+            var update = cleared.set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime());
+            removed = Errors.translating(() -> update.where(row).execute());
+        }
         context.keyed.forget(queue);
         return removed > 0;
     }
@@ -94,12 +176,43 @@ public final class Limits {
                 () -> ctx.select(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, JOB_CONCURRENCY_LIMITS.MAX_RUNNING)
                         .from(JOB_CONCURRENCY_LIMITS)
                         .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
+                        .and(JOB_CONCURRENCY_LIMITS.MAX_RUNNING.isNotNull())
                         .orderBy(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
                         .fetch())) {
             if (row.value1().equals(DEFAULT)) {
                 fallback = OptionalInt.of(row.value2());
             } else {
                 keys.put(row.value1(), row.value2());
+            }
+        }
+        return Map.entry(fallback, keys);
+    }
+
+    /**
+     * The rate limits of {@code queue}.
+     *
+     * @return the default (empty when none) and each key's own rate limit, by key
+     */
+    public Map.Entry<Optional<RateLimits.Rate>, Map<String, RateLimits.Rate>> readRates(DSLContext tx, String queue) {
+        Texts.requireName("queue", queue, 128);
+        DSLContext ctx = context.on(tx);
+        Optional<RateLimits.Rate> fallback = Optional.empty();
+        Map<String, RateLimits.Rate> keys = new LinkedHashMap<>();
+        for (var row : Errors.translating(() -> ctx.select(
+                        JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY,
+                        JOB_CONCURRENCY_LIMITS.MAX_STARTS,
+                        JOB_CONCURRENCY_LIMITS.START_WINDOW)
+                .from(JOB_CONCURRENCY_LIMITS)
+                .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
+                .and(JOB_CONCURRENCY_LIMITS.MAX_STARTS.isNotNull())
+                .orderBy(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
+                .fetch())) {
+            RateLimits.Rate rate =
+                    new RateLimits.Rate(row.value2(), row.value3().toDuration());
+            if (row.value1().equals(DEFAULT)) {
+                fallback = Optional.of(rate);
+            } else {
+                keys.put(row.value1(), rate);
             }
         }
         return Map.entry(fallback, keys);
@@ -169,7 +282,7 @@ public final class Limits {
         DSLContext ctx = context.on(tx);
         if (context.shards(ctx) > 0) {
             throw new UnsupportedOperationException(
-                    "concurrency limits are not supported on Citus yet: the keyed claim reads a key's jobs across shards");
+                    "concurrency and rate limits are not supported on Citus yet: the keyed claim reads a key's jobs across shards");
         }
         return ctx;
     }

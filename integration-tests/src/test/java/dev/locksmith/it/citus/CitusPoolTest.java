@@ -291,8 +291,8 @@ class CitusPoolTest extends CitusTest {
             held.put(account.publicKey(), recorded);
         }
         assertThat(held).hasSize(AcquireStrategy.values().length);
-        held.forEach((publicKey, recorded) ->
-                recordedDsl.transaction(c -> recorded.release(c.dsl(), publicKey, "planner")));
+        held.forEach(
+                (publicKey, recorded) -> recordedDsl.transaction(c -> recorded.release(c.dsl(), publicKey, "planner")));
         // the pick (an account locked), the look for a live lease, the insert, the extension, the release
         List<String> hot = statements.stream()
                 .distinct()
