@@ -5,6 +5,7 @@ import dev.locksmith.PoolingMode;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.RateLimits;
 import dev.locksmith.schema.SchemaModule;
 import dev.locksmith.schema.SchemaName;
 import java.time.Duration;
@@ -200,6 +201,12 @@ public record LocksmithProperties(
      * @param concurrencyLimits keys' own limits (ConcurrencyLimits#set), by key, written the same
      *     way; a key with characters other than letters, digits and '-' (a dot, say) goes in brackets:
      *     locksmith.queues.NAME.concurrency-limits.[tenant.7]=16
+     * @param rateLimit the most jobs of one concurrency key of the queue started in any window,
+     *     for every key without a rate of its own (RateLimits#setDefault):
+     *     locksmith.queues.NAME.rate-limit.max-starts=100 and .rate-limit.per=1m; written at
+     *     start-up like the concurrency limits; unset: left as it is in the database
+     * @param rateLimits keys' own rates (RateLimits#set), by key, written the same way:
+     *     locksmith.queues.NAME.rate-limits.[partner.eu].max-starts=5 and .per=1s
      */
     public record Queue(
             @Nullable Mode mode,
@@ -215,7 +222,9 @@ public record LocksmithProperties(
             @DefaultValue("1") int claimers,
             @DefaultValue("5s") Duration vacuumInterval,
             @Nullable Integer concurrencyLimit,
-            @DefaultValue Map<String, Integer> concurrencyLimits) {
+            @DefaultValue Map<String, Integer> concurrencyLimits,
+            @Nullable RateLimit rateLimit,
+            @DefaultValue Map<String, RateLimit> rateLimits) {
 
         static final Queue DEFAULTS = new Queue(
                 null,
@@ -230,6 +239,8 @@ public record LocksmithProperties(
                 Duration.ZERO,
                 1,
                 Duration.ofSeconds(5),
+                null,
+                Map.of(),
                 null,
                 Map.of());
 
@@ -250,6 +261,8 @@ public record LocksmithProperties(
          * @param vacuumInterval vacuum-interval
          * @param concurrencyLimit concurrency-limit
          * @param concurrencyLimits concurrency-limits
+         * @param rateLimit rate-limit
+         * @param rateLimits rate-limits
          */
         public Queue {
             Objects.requireNonNull(lease, "lease");
@@ -259,6 +272,7 @@ public record LocksmithProperties(
             Objects.requireNonNull(completionLinger, "completionLinger");
             Objects.requireNonNull(vacuumInterval, "vacuumInterval");
             concurrencyLimits = Map.copyOf(Objects.requireNonNull(concurrencyLimits, "concurrencyLimits"));
+            rateLimits = Map.copyOf(Objects.requireNonNull(rateLimits, "rateLimits"));
         }
 
         void check(String prefix) {
@@ -276,11 +290,15 @@ public record LocksmithProperties(
                 requireRange(prefix + ".concurrency-limit", concurrencyLimit, 1, ConcurrencyLimits.MAX);
             }
             concurrencyLimits.forEach((key, limit) -> {
-                if (key.isBlank() || key.length() > 256) {
-                    throw new IllegalArgumentException(prefix + ".concurrency-limits: a key must be 1 to 256 "
-                            + "characters and not blank, was '" + key + "'");
-                }
+                requireKey(prefix + ".concurrency-limits", key);
                 requireRange(prefix + ".concurrency-limits." + key, limit, 1, ConcurrencyLimits.MAX);
+            });
+            if (rateLimit != null) {
+                rateLimit.check(prefix + ".rate-limit");
+            }
+            rateLimits.forEach((key, rate) -> {
+                requireKey(prefix + ".rate-limits", key);
+                rate.check(prefix + ".rate-limits." + key);
             });
             if (completionLinger.isNegative() || completionLinger.compareTo(Duration.ofSeconds(1)) > 0) {
                 throw new IllegalArgumentException(
@@ -291,6 +309,38 @@ public record LocksmithProperties(
                             || vacuumInterval.compareTo(Duration.ofHours(1)) > 0)) {
                 throw new IllegalArgumentException(
                         prefix + ".vacuum-interval must be 0s (off) or between 1s and 1h, was " + vacuumInterval);
+            }
+        }
+
+        private static void requireKey(String property, String key) {
+            if (key.isBlank() || key.length() > 256) {
+                throw new IllegalArgumentException(
+                        property + ": a key must be 1 to 256 characters and not blank, was '" + key + "'");
+            }
+        }
+
+        /**
+         * A rate of starts per concurrency key (RateLimits): at most {@code maxStarts} jobs of a
+         * key started in any window of length {@code per}.
+         *
+         * @param maxStarts 1 to 10000 (max-starts); both must be set
+         * @param per the window, 1ms to 1d, in whole microseconds
+         */
+        public record RateLimit(
+                @Nullable Integer maxStarts, @Nullable Duration per) {
+
+            void check(String prefix) {
+                if (maxStarts == null || per == null) {
+                    throw new IllegalArgumentException(
+                            prefix + " needs both max-starts and per, was max-starts=" + maxStarts + " per=" + per);
+                }
+                requireRange(prefix + ".max-starts", maxStarts, 1, RateLimits.MAX_STARTS);
+                if (per.compareTo(Duration.ofMillis(1)) < 0
+                        || per.compareTo(Duration.ofDays(1)) > 0
+                        || per.toNanos() % 1_000 != 0) {
+                    throw new IllegalArgumentException(
+                            prefix + ".per must be between 1ms and 1d, in whole microseconds, was " + per);
+                }
             }
         }
 

@@ -3,6 +3,7 @@ package dev.locksmith.spring;
 import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.RateLimits;
 import dev.locksmith.jobs.TransactionalWorker;
 import dev.locksmith.jobs.Worker;
 import dev.locksmith.jobs.WorkerBuilder;
@@ -13,6 +14,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -165,7 +167,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
                 return;
             }
             try {
-                writeConcurrencyLimits();
+                writeLimits();
                 handlers.byQueue().forEach(this::startWorker);
             } catch (RuntimeException e) {
                 closeAll(new ArrayList<>(running));
@@ -182,15 +184,17 @@ public final class LocksmithWorkers implements SmartLifecycle {
     }
 
     /**
-     * Writes the configured concurrency limits (locksmith.queues.NAME.concurrency-limit and
-     * .concurrency-limits.KEY) to the database, in one transaction, before any worker claims.
-     * Limits that are not configured are left as the database has them.
+     * Writes the configured concurrency and rate limits (locksmith.queues.NAME.concurrency-limit,
+     * .concurrency-limits.KEY, .rate-limit, .rate-limits.KEY) to the database, in one transaction,
+     * before any worker claims. Limits that are not configured are left as the database has them.
      */
-    private void writeConcurrencyLimits() {
+    private void writeLimits() {
         Map<String, LocksmithProperties.Queue> limited = new java.util.TreeMap<>();
         properties.queues().forEach((name, settings) -> {
             if (settings.concurrencyLimit() != null
-                    || !settings.concurrencyLimits().isEmpty()) {
+                    || !settings.concurrencyLimits().isEmpty()
+                    || settings.rateLimit() != null
+                    || !settings.rateLimits().isEmpty()) {
                 limited.put(name, settings);
             }
         });
@@ -198,6 +202,7 @@ public final class LocksmithWorkers implements SmartLifecycle {
             return;
         }
         ConcurrencyLimits limits = queue.concurrencyLimits();
+        RateLimits rates = queue.rateLimits();
         DSL.using(dataSource, SQLDialect.POSTGRES)
                 .transaction(c -> limited.forEach((name, settings) -> {
                     if (settings.concurrencyLimit() != null) {
@@ -205,8 +210,24 @@ public final class LocksmithWorkers implements SmartLifecycle {
                     }
                     new java.util.TreeMap<>(settings.concurrencyLimits())
                             .forEach((key, limit) -> limits.set(c.dsl(), name, key, limit));
+                    // both halves of a rate are there: checked at binding
+                    LocksmithProperties.Queue.RateLimit rate = settings.rateLimit();
+                    if (rate != null) {
+                        rates.setDefault(
+                                c.dsl(),
+                                name,
+                                Objects.requireNonNull(rate.maxStarts()),
+                                Objects.requireNonNull(rate.per()));
+                    }
+                    new java.util.TreeMap<>(settings.rateLimits())
+                            .forEach((key, own) -> rates.set(
+                                    c.dsl(),
+                                    name,
+                                    key,
+                                    Objects.requireNonNull(own.maxStarts()),
+                                    Objects.requireNonNull(own.per())));
                 }));
-        LOG.info("wrote the configured concurrency limits of queues {}", limited.keySet());
+        LOG.info("wrote the configured concurrency and rate limits of queues {}", limited.keySet());
     }
 
     private void startWorker(String name, HandlerDefinition handler) {

@@ -7,8 +7,10 @@ import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobHandler;
 import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.RateLimits;
 import dev.locksmith.provisioning.ScratchDatabase;
 import dev.locksmith.spring.LocksmithProperties.Queue.Mode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -109,14 +111,18 @@ class WorkersTest {
     }
 
     @Test
-    void configuredConcurrencyLimitsAreWrittenBeforeTheWorkersStart() {
+    void configuredConcurrencyAndRateLimitsAreWrittenBeforeTheWorkersStart() {
         HANDLED.clear();
         allHandled = new CountDownLatch(0);
         runner().withUserConfiguration(ThreeHandlers.class)
                 .withPropertyValues(
                         "locksmith.queues.emails.concurrency-limit=4",
                         "locksmith.queues.emails.concurrency-limits.tenant-big=16",
-                        "locksmith.queues.emails.concurrency-limits.[tenant.7]=2")
+                        "locksmith.queues.emails.concurrency-limits.[tenant.7]=2",
+                        "locksmith.queues.emails.rate-limit.max-starts=100",
+                        "locksmith.queues.emails.rate-limit.per=1m",
+                        "locksmith.queues.emails.rate-limits.[partner.eu].max-starts=5",
+                        "locksmith.queues.emails.rate-limits.[partner.eu].per=1s")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     JobQueue queue = context.getBean(JobQueue.class);
@@ -127,6 +133,12 @@ class WorkersTest {
                     assertThat(limits.keys()).containsOnly(Map.entry("tenant-big", 16), Map.entry("tenant.7", 2));
                     assertThat(queue.concurrencyLimits().of(dsl, "reports").keys())
                             .isEmpty();
+                    RateLimits.QueueRates rates = queue.rateLimits().of(dsl, "emails");
+                    assertThat(rates.defaultPerKey()).contains(new RateLimits.Rate(100, Duration.ofMinutes(1)));
+                    assertThat(rates.keys())
+                            .containsOnly(Map.entry("partner.eu", new RateLimits.Rate(5, Duration.ofSeconds(1))));
+                    queue.rateLimits().removeDefault(dsl, "emails");
+                    queue.rateLimits().remove(dsl, "emails", "partner.eu");
                     queue.concurrencyLimits().removeDefault(dsl, "emails");
                     queue.concurrencyLimits().remove(dsl, "emails", "tenant-big");
                     queue.concurrencyLimits().remove(dsl, "emails", "tenant.7");
