@@ -12,6 +12,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,16 +26,20 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Two JVMs of 8 worker threads each (this one and a {@link LimitedWorkerProcess}) drain 20 keys
- * with limits 1 to 5 while their workers' connections are killed at random, every 150 ms: every
- * handler run is recorded with its start and end by the database's clock, on connections that are
- * never killed, and for no key does the most runs in progress at one instant exceed its limit;
- * every job ends done.
+ * while their workers' connections are killed at random, every 150 ms: every handler run is
+ * recorded with its claim's lower bound, its start and its end by the database's clock, on
+ * connections that are never killed. With concurrency limits 1 to 5, for no key does the most runs
+ * in progress at one instant exceed its limit; with rates of 2 to 5 starts a second, no second
+ * holds more of a key's starts than its rate (and without the rates the same check finds seconds
+ * that do); every job ends done.
  */
 class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
 
     static final String QUEUE = "limited-2jvm";
     static final int KEYS = 20;
     static final int PER_KEY = 30;
+    static final String RATED_QUEUE = "rated-2jvm";
+    static final int RATED_PER_KEY = 10;
 
     @Override
     protected int poolSize() {
@@ -43,26 +48,105 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
 
     @Test
     void twoJvmsWithKilledConnectionsNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
-        dsl.execute(
-                "CREATE TABLE limit_runs (id bigserial PRIMARY KEY, job_id bigint NOT NULL, key text NOT NULL, jvm bigint NOT NULL, "
-                        + "started_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz)");
+        dsl.execute(LimitedWorkerProcess.RUNS_TABLE);
         JobQueue queue = new JobQueue(dsl);
+        enqueue(queue, QUEUE, PER_KEY);
+        for (int k = 0; k < KEYS; k++) {
+            queue.concurrencyLimits().set(dsl, QUEUE, "k" + k, ConcurrencyLimitsTest.limitOf(k));
+        }
+        int killed = drainInTwoJvmsKillingConnections(QUEUE);
+        System.out.printf(
+                "two JVMs, concurrency limits: %d runs of %d jobs, %d worker connections killed%n",
+                number("SELECT count(*) FROM limit_runs"), KEYS * PER_KEY, killed);
+        assertEveryJobRanInBothJvms(killed, KEYS * PER_KEY);
+        Map<String, Integer> most = mostInProgress();
+        for (int k = 0; k < KEYS; k++) {
+            assertThat(most.get("k" + k))
+                    .as("most runs of k%d at once", k)
+                    .isBetween(1, ConcurrencyLimitsTest.limitOf(k));
+        }
+        assertThat(most.values().stream().mapToInt(Integer::intValue).max().orElse(0))
+                .isGreaterThan(1);
+    }
+
+    /** Key {@code k3} may start 2 + 3 % 4 = 5 jobs a second, and so on: rates 2 to 5 per second. */
+    static int rateOf(int key) {
+        return 2 + key % 4;
+    }
+
+    @Test
+    void twoJvmsWithKilledConnectionsNeverStartMoreJobsOfAKeyInASecondThanItsRate() throws Exception {
+        dsl.execute(LimitedWorkerProcess.RUNS_TABLE);
+        JobQueue queue = new JobQueue(dsl);
+        enqueue(queue, RATED_QUEUE, RATED_PER_KEY);
+        for (int k = 0; k < KEYS; k++) {
+            queue.rateLimits().set(dsl, RATED_QUEUE, "k" + k, rateOf(k), Duration.ofSeconds(1));
+        }
+        int killed = drainInTwoJvmsKillingConnections(RATED_QUEUE);
+        System.out.printf(
+                "two JVMs, rate limits: %d runs of %d jobs, %d worker connections killed%n",
+                number("SELECT count(*) FROM limit_runs"), KEYS * RATED_PER_KEY, killed);
+        assertEveryJobRanInBothJvms(killed, KEYS * RATED_PER_KEY);
+        Map<String, Integer> most = mostStartsInASecond();
+        for (int k = 0; k < KEYS; k++) {
+            assertThat(most.get("k" + k))
+                    .as("most starts of k%d within a second", k)
+                    .isBetween(1, rateOf(k));
+        }
+        // the check sees windows with several starts: it can count what the rates allow
+        assertThat(most.values().stream().mapToInt(Integer::intValue).max().orElse(0))
+                .isGreaterThan(1);
+
+        // the same check over the same jobs drained without rates finds windows over them
+        dsl.execute("TRUNCATE limit_runs");
+        enqueue(queue, "unrated-2jvm", RATED_PER_KEY);
+        try (HikariDataSource recorderPool =
+                        LimitedWorkerProcess.pool(connectionArgs(), LimitedWorkerProcess.RECORDER_APPLICATION, 10);
+                JobWorker worker = LimitedWorkerProcess.worker(
+                                pool, "unrated-2jvm", DSL.using(recorderPool, SQLDialect.POSTGRES), 8)
+                        .start()) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (dsl.fetchCount(JOBS, JOBS.QUEUE.eq("unrated-2jvm")) > 0) {
+                assertThat(System.nanoTime()).as("drained within 120 s").isLessThan(deadline);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
+        }
+        Map<String, Integer> unrated = mostStartsInASecond();
+        int over = 0;
+        for (int k = 0; k < KEYS; k++) {
+            if (unrated.getOrDefault("k" + k, 0) > rateOf(k)) {
+                over++;
+            }
+        }
+        assertThat(over).as("keys over their rate without it").isPositive();
+    }
+
+    private String[] connectionArgs() {
+        return new String[] {database.jdbcUrl(), database.user(), database.password() == null ? "" : database.password()
+        };
+    }
+
+    private void enqueue(JobQueue queue, String name, int perKey) {
         List<NewJob> jobs = new ArrayList<>();
-        for (int i = 0; i < PER_KEY; i++) {
+        for (int i = 0; i < perKey; i++) {
             for (int k = 0; k < KEYS; k++) {
-                jobs.add(NewJob.builder(QUEUE, "work")
+                jobs.add(NewJob.builder(name, "work")
                         .concurrencyKey("k" + k)
                         .maxAttempts(1000)
                         .build());
             }
         }
         queue.enqueueAll(dsl, jobs);
-        for (int k = 0; k < KEYS; k++) {
-            queue.concurrencyLimits().set(dsl, QUEUE, "k" + k, ConcurrencyLimitsTest.limitOf(k));
-        }
-        String[] args = {
-            database.jdbcUrl(), database.user(), database.password() == null ? "" : database.password(), QUEUE
-        };
+    }
+
+    /**
+     * Starts the second JVM and a worker of 8 threads here on {@code queue}, kills one of their
+     * connections every 150 ms until the queue is empty (at most 240 s), and stops both.
+     *
+     * @return how many connections were killed
+     */
+    private int drainInTwoJvmsKillingConnections(String queue) throws Exception {
+        String[] args = {database.jdbcUrl(), database.user(), connectionArgs()[2], queue};
         Process second = new ProcessBuilder(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-cp",
@@ -82,9 +166,9 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
             awaitStarted(second);
             DSLContext recorder = DSL.using(recorderPool, SQLDialect.POSTGRES);
             try (JobWorker worker =
-                    LimitedWorkerProcess.worker(workerPool, QUEUE, recorder, 8).start()) {
+                    LimitedWorkerProcess.worker(workerPool, queue, recorder, 8).start()) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
-                while (dsl.fetchCount(JOBS, JOBS.QUEUE.eq(QUEUE)) > 0) {
+                while (dsl.fetchCount(JOBS, JOBS.QUEUE.eq(queue)) > 0) {
                     assertThat(System.nanoTime()).as("drained within 240 s").isLessThan(deadline);
                     killed += killOneWorkerConnection();
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(150));
@@ -96,27 +180,35 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
                     .as("second JVM gone")
                     .isTrue();
         }
-        System.out.printf(
-                "two JVMs: %d runs of %d jobs, %d worker connections killed%n",
-                number("SELECT count(*) FROM limit_runs"), KEYS * PER_KEY, killed);
+        return killed;
+    }
+
+    private void assertEveryJobRanInBothJvms(int killed, int jobs) {
         assertThat(killed).as("connections killed during the run").isPositive();
         assertThat(number("SELECT count(DISTINCT job_id) FROM limit_runs WHERE ended_at IS NOT NULL"))
                 .as("every job ran")
-                .isEqualTo((long) KEYS * PER_KEY);
+                .isEqualTo((long) jobs);
         assertThat(number("SELECT count(*) FROM limit_runs WHERE ended_at IS NULL"))
                 .as("every run's end recorded")
                 .isZero();
-        Map<String, Integer> most = mostInProgress();
-        for (int k = 0; k < KEYS; k++) {
-            assertThat(most.get("k" + k))
-                    .as("most runs of k%d at once", k)
-                    .isBetween(1, ConcurrencyLimitsTest.limitOf(k));
-        }
-        assertThat(most.values().stream().mapToInt(Integer::intValue).max().orElse(0))
-                .isGreaterThan(1);
         assertThat(number("SELECT count(DISTINCT jvm) FROM limit_runs"))
                 .as("both JVMs ran jobs")
                 .isEqualTo(2L);
+    }
+
+    /**
+     * Per key, the most runs whose claims surely fell within one second: a claim's start lies
+     * between {@code claimed_from} (its transaction's start) and the handler's start, so a run
+     * whose both lie in [a, a + 1 s) started in that window. The most over every window begins at
+     * some run's {@code claimed_from}. What the rate allows bounds it; it is no proof of a short
+     * wait between claim and handler.
+     */
+    private Map<String, Integer> mostStartsInASecond() {
+        return dsl.fetch("SELECT a.key, max((SELECT count(*) FROM limit_runs b WHERE b.key = a.key "
+                        + "AND b.claimed_from >= a.claimed_from "
+                        + "AND b.started_at < a.claimed_from + interval '1 second'))::int "
+                        + "FROM limit_runs a GROUP BY a.key")
+                .intoMap(r -> r.get(0, String.class), r -> r.get(1, Integer.class));
     }
 
     private long number(String sql) {

@@ -8,6 +8,8 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobQueueConfig;
 import dev.locksmith.jobs.JobWorker;
 import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -15,7 +17,8 @@ import org.jooq.impl.DSL;
 
 /**
  * The second JVM of {@link ConcurrencyLimitsTwoJvmsTest}: a {@code JobWorker} of 8 threads on the
- * limited queue, whose handler records its run ({@link #run}) until the parent destroys it.
+ * limited (or rate-limited) queue, whose handler records its run ({@link #run}) until the parent
+ * destroys it.
  * Arguments: JDBC URL, user, password, queue.
  */
 public final class LimitedWorkerProcess {
@@ -24,6 +27,18 @@ public final class LimitedWorkerProcess {
     static final String WORKER_APPLICATION = "limited-worker";
     /** The recorder's connections' application name: never killed. */
     static final String RECORDER_APPLICATION = "limited-recorder";
+
+    /** The workers' lease: a job's claim began its lease this long before the job's {@code lockedUntil}. */
+    static final Duration LEASE = Duration.ofSeconds(2);
+
+    /**
+     * The runs: the job, its key, the JVM, when its claim's transaction began (the lease's end less
+     * the lease: no later than the claim), and the handler's start and end, by the database's clock.
+     */
+    static final String RUNS_TABLE =
+            "DROP TABLE IF EXISTS limit_runs; CREATE TABLE limit_runs (id bigserial PRIMARY KEY, job_id bigint NOT NULL, "
+                    + "key text NOT NULL, jvm bigint NOT NULL, claimed_from timestamptz NOT NULL, "
+                    + "started_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz)";
 
     private LimitedWorkerProcess() {}
 
@@ -58,9 +73,17 @@ public final class LimitedWorkerProcess {
                 JobQueueConfig.builder()
                         .retryBackoff(new Backoff(Duration.ofMillis(5), Duration.ofMillis(20), 2.0, 0.0))
                         .build());
-        return JobWorker.builder(jobs, queue, (job, tx) -> run(recorder, tx, job.id(), job.concurrencyKey()))
+        return JobWorker.builder(
+                        jobs,
+                        queue,
+                        (job, tx) -> run(
+                                recorder,
+                                tx,
+                                job.id(),
+                                job.concurrencyKey(),
+                                Objects.requireNonNull(job.lockedUntil()).minus(LEASE)))
                 .threads(threads)
-                .lease(Duration.ofSeconds(2))
+                .lease(LEASE)
                 .rescueInterval(Duration.ofMillis(500))
                 .pollInterval(Duration.ofMillis(20))
                 .build();
@@ -71,12 +94,13 @@ public final class LimitedWorkerProcess {
      * killed): its start, then a few milliseconds of work on the job's connection, then its end,
      * both by the database's clock, so that the runs of two JVMs are on one clock.
      */
-    static void run(DSLContext recorder, DSLContext tx, long jobId, String key) {
+    static void run(DSLContext recorder, DSLContext tx, long jobId, String key, OffsetDateTime claimedFrom) {
         long run = ((Number) recorder.fetchValue(
-                        "INSERT INTO limit_runs (job_id, key, jvm) VALUES (?, ?, ?) RETURNING id",
+                        "INSERT INTO limit_runs (job_id, key, jvm, claimed_from) VALUES (?, ?, ?, CAST(? AS timestamptz)) RETURNING id",
                         jobId,
                         key,
-                        ProcessHandle.current().pid()))
+                        ProcessHandle.current().pid(),
+                        claimedFrom))
                 .longValue();
         try {
             tx.execute("SELECT pg_sleep(0.004)");
