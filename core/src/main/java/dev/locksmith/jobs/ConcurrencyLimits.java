@@ -155,7 +155,8 @@ public final class ConcurrencyLimits {
     /**
      * What the limits hold back in one queue now.
      *
-     * @param keysAtLimit keys whose running (leased) jobs reach their limit
+     * @param keysAtLimit keys whose running (leased) jobs reach their limit, or whose window holds
+     *     as many starts as their {@linkplain RateLimits rate}
      * @param jobsHeldBack due pending jobs of those keys, counted up to the cap: they wait for
      *     their key, not for a worker
      * @param cap the count at which counting stopped
@@ -164,11 +165,11 @@ public final class ConcurrencyLimits {
 
     /**
      * What the limits hold back in {@code queue} now, for gauges polled every few seconds: the
-     * keys whose running jobs reach their limit and the due pending jobs of those keys, counted
-     * up to {@code cap}. One read-only statement on the {@code JobQueue}'s own
-     * {@code DSLContext}; its work grows with the queue's running keyed jobs (at most the sum of
-     * the limits) and {@code cap}. Jobs of a transactional claim still open are not seen as
-     * running by it.
+     * keys whose running jobs reach their limit or whose window of starts is full (rate limits),
+     * and the due pending jobs of those keys, counted up to {@code cap}. One read-only statement
+     * on the {@code JobQueue}'s own {@code DSLContext}; its work grows with the queue's running
+     * keyed jobs (at most the sum of the limits), its keys that had a rate (one row each) and
+     * {@code cap}. Jobs and starts of a transactional claim still open are not seen by it.
      *
      * @param queue the queue, 1 to 128 characters
      * @param cap stop counting held-back jobs at this many, 1 to 1,000,000

@@ -4,12 +4,13 @@ import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 
 import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.JobQueue;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import org.jooq.Field;
-import org.jooq.Record4;
+import org.jooq.Record5;
 import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 
 /**
  * The queues page's concurrency limits ({@link ConcurrencyLimits}): per queue that has any, its
@@ -47,16 +48,16 @@ final class LimitsPanel {
                         .ne(DSL.inline(""))
                         .and(JOB_CONCURRENCY_LIMITS.MAX_RUNNING.isNotNull()))
                 .as("own");
-        // the default rate as the server writes it, e.g. "100 per 00:01:00"
-        Field<String> rate = DSL.max(DSL.when(
+        // the default rate: starts per window
+        Field<Integer> starts = DSL.max(DSL.when(
+                        JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(DSL.inline("")), JOB_CONCURRENCY_LIMITS.MAX_STARTS))
+                .as("starts");
+        Field<Long> window = DSL.max(DSL.when(
                         JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(DSL.inline("")),
-                        DSL.concat(
-                                JOB_CONCURRENCY_LIMITS.MAX_STARTS.cast(SQLDataType.VARCHAR),
-                                DSL.inline(" per "),
-                                JOB_CONCURRENCY_LIMITS.START_WINDOW.cast(SQLDataType.VARCHAR))))
-                .as("rate");
-        List<Record4<String, Integer, Integer, String>> queues =
-                reads.run(tx -> tx.select(JOB_CONCURRENCY_LIMITS.QUEUE, fallback, own, rate)
+                        JOB_CONCURRENCY_LIMITS.WINDOW_MICROS))
+                .as("window");
+        List<Record5<String, Integer, Integer, Integer, Long>> queues =
+                reads.run(tx -> tx.select(JOB_CONCURRENCY_LIMITS.QUEUE, fallback, own, starts, window)
                         .from(JOB_CONCURRENCY_LIMITS)
                         .groupBy(JOB_CONCURRENCY_LIMITS.QUEUE)
                         .orderBy(JOB_CONCURRENCY_LIMITS.QUEUE)
@@ -66,7 +67,7 @@ final class LimitsPanel {
             return Html.raw("<p class=\"notice\" id=\"no-concurrency-limits\">No queue has concurrency limits.</p>");
         }
         List<Html> rows = new ArrayList<>();
-        for (Record4<String, Integer, Integer, String> q : queues) {
+        for (Record5<String, Integer, Integer, Integer, Long> q : queues) {
             ConcurrencyLimits.HeldBack held = queue.concurrencyLimits().heldBack(q.value1(), config.countCap());
             rows.add(Html.of(
                     "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
@@ -74,7 +75,9 @@ final class LimitsPanel {
                     q.value1(),
                     q.value2() == null ? "–" : Format.count(q.value2()),
                     Format.count(q.value3()),
-                    q.value4() == null ? "–" : q.value4(),
+                    q.value4() == null || q.value5() == null
+                            ? "–"
+                            : q.value4() + " per " + Format.age(Duration.of(q.value5(), ChronoUnit.MICROS)),
                     Format.count(held.keysAtLimit()),
                     Format.count(held.jobsHeldBack(), held.cap())));
         }

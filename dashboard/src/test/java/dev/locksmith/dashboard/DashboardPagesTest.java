@@ -239,7 +239,7 @@ class DashboardPagesTest {
         assertThat(page)
                 .contains("id=\"concurrency-limits\"")
                 .contains("<tr><td>tenants</td><td class=\"num\">1</td><td class=\"num\">1</td>"
-                        + "<td>100 per 00:01:00</td><td class=\"num\">1</td><td class=\"num\">2</td></tr>");
+                        + "<td>100 per 1 min 0 s</td><td class=\"num\">1</td><td class=\"num\">2</td></tr>");
     }
 
     @Test

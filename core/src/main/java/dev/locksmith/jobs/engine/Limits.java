@@ -2,11 +2,14 @@ package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
+import static dev.locksmith.codegen.Tables.JOB_KEY_STARTS;
 
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Texts;
 import dev.locksmith.jobs.RateLimits;
 import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -16,7 +19,7 @@ import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.impl.DSL;
-import org.jooq.types.YearToSecond;
+import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -86,7 +89,7 @@ public final class Limits {
      * @return whether there was one
      */
     public boolean remove(DSLContext tx, String queue, @Nullable String key) {
-        return clear(tx, queue, key, JOB_CONCURRENCY_LIMITS.MAX_RUNNING, JOB_CONCURRENCY_LIMITS.MAX_STARTS);
+        return clear(tx, queue, key, JOB_CONCURRENCY_LIMITS.MAX_RUNNING);
     }
 
     /**
@@ -106,17 +109,17 @@ public final class Limits {
         if (per.compareTo(SHORTEST_WINDOW) < 0 || per.compareTo(LONGEST_WINDOW) > 0 || per.toNanos() % 1_000 != 0) {
             throw new IllegalArgumentException("per must be between 1 ms and 1 day, in whole microseconds, was " + per);
         }
-        YearToSecond window = YearToSecond.valueOf(per);
+        long window = per.toNanos() / 1_000;
         DSLContext ctx = onOneServer(tx);
         Errors.translating(() -> ctx.insertInto(JOB_CONCURRENCY_LIMITS)
                 .set(JOB_CONCURRENCY_LIMITS.QUEUE, queue)
                 .set(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, stored)
                 .set(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts)
-                .set(JOB_CONCURRENCY_LIMITS.START_WINDOW, window)
+                .set(JOB_CONCURRENCY_LIMITS.WINDOW_MICROS, window)
                 .onConflict(JOB_CONCURRENCY_LIMITS.QUEUE, JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
                 .doUpdate()
                 .set(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts)
-                .set(JOB_CONCURRENCY_LIMITS.START_WINDOW, window)
+                .set(JOB_CONCURRENCY_LIMITS.WINDOW_MICROS, window)
                 .set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .execute());
         context.keyed.forget(queue);
@@ -129,35 +132,32 @@ public final class Limits {
      * @return whether there was one
      */
     public boolean removeRate(DSLContext tx, String queue, @Nullable String key) {
-        return clear(tx, queue, key, JOB_CONCURRENCY_LIMITS.MAX_STARTS, JOB_CONCURRENCY_LIMITS.MAX_RUNNING);
+        return clear(tx, queue, key, JOB_CONCURRENCY_LIMITS.MAX_STARTS);
     }
 
     /**
      * Clears one kind of limit of a row ({@code own}, with the rate's window when it is the
-     * rate): deletes the row when the other kind ({@code other}) is unset, else sets the kind to
-     * null. Two statements; at most one changes a row.
+     * rate), then deletes the row if it holds no limit any more. Two statements in the caller's
+     * transaction: two removals of a row's two kinds at once each clear their own (the second
+     * waits for the first's row lock), and the later one deletes the row.
      */
-    private boolean clear(DSLContext tx, String queue, @Nullable String key, Field<Integer> own, Field<Integer> other) {
+    private boolean clear(DSLContext tx, String queue, @Nullable String key, Field<Integer> own) {
         Texts.requireName("queue", queue, 128);
         String stored = stored(key);
         DSLContext ctx = onOneServer(tx);
-        Condition row = JOB_CONCURRENCY_LIMITS
-                .QUEUE
-                .eq(queue)
-                .and(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(stored))
-                .and(own.isNotNull());
-        int removed = Errors.translating(() -> ctx.deleteFrom(JOB_CONCURRENCY_LIMITS)
-                .where(row)
-                .and(other.isNull())
-                .execute());
-        if (removed == 0) {
-            var cleared = ctx.update(JOB_CONCURRENCY_LIMITS).set(own, DSL.inline((Integer) null));
-            if (own == JOB_CONCURRENCY_LIMITS.MAX_STARTS) {
-                cleared = cleared.set(JOB_CONCURRENCY_LIMITS.START_WINDOW, DSL.inline((YearToSecond) null));
-            }
-            var update = cleared.set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime());
-            removed = Errors.translating(() -> update.where(row).execute());
+        Condition row = JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue).and(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(stored));
+        var cleared = ctx.update(JOB_CONCURRENCY_LIMITS).set(own, DSL.inline((Integer) null));
+        if (own.equals(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
+            cleared = cleared.set(JOB_CONCURRENCY_LIMITS.WINDOW_MICROS, DSL.inline((Long) null));
         }
+        var update = cleared.set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime());
+        int removed =
+                Errors.translating(() -> update.where(row).and(own.isNotNull()).execute());
+        Errors.translating(() -> ctx.deleteFrom(JOB_CONCURRENCY_LIMITS)
+                .where(row)
+                .and(JOB_CONCURRENCY_LIMITS.MAX_RUNNING.isNull())
+                .and(JOB_CONCURRENCY_LIMITS.MAX_STARTS.isNull())
+                .execute());
         context.keyed.forget(queue);
         return removed > 0;
     }
@@ -201,14 +201,13 @@ public final class Limits {
         for (var row : Errors.translating(() -> ctx.select(
                         JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY,
                         JOB_CONCURRENCY_LIMITS.MAX_STARTS,
-                        JOB_CONCURRENCY_LIMITS.START_WINDOW)
+                        JOB_CONCURRENCY_LIMITS.WINDOW_MICROS)
                 .from(JOB_CONCURRENCY_LIMITS)
                 .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
                 .and(JOB_CONCURRENCY_LIMITS.MAX_STARTS.isNotNull())
                 .orderBy(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
                 .fetch())) {
-            RateLimits.Rate rate =
-                    new RateLimits.Rate(row.value2(), row.value3().toDuration());
+            RateLimits.Rate rate = new RateLimits.Rate(row.value2(), Duration.of(row.value3(), ChronoUnit.MICROS));
             if (row.value1().equals(DEFAULT)) {
                 fallback = Optional.of(rate);
             } else {
@@ -219,11 +218,13 @@ public final class Limits {
     }
 
     /**
-     * How many keys of {@code queue} run as many jobs as their limit (leased jobs: a transactional
-     * claim's are not visible to other transactions), and how many due pending jobs those keys
+     * How many keys of {@code queue} are at a limit: they run as many jobs as their concurrency
+     * limit (leased jobs: a transactional claim's are not visible to other transactions), or
+     * their window holds as many starts as their rate; and how many due pending jobs those keys
      * hold back, counted up to {@code cap}. One read-only statement: a group over the queue's
-     * running keyed jobs (the running index), then a count of the pending jobs of the keys at
-     * their limit (the pending keyed index), stopped at {@code cap}; on the queue's own context.
+     * running keyed jobs (the running index) and a pass over the queue's rows of starts (one per
+     * key that had a rate), then a count of the pending jobs of the keys at a limit (the pending
+     * keyed index), stopped at {@code cap}; on the queue's own context.
      *
      * @return keys at their limit, and the due pending jobs of those keys (at most {@code cap})
      */
@@ -245,6 +246,24 @@ public final class Limits {
                         .from(fallback)
                         .where(fallback.QUEUE.eq(q))
                         .and(fallback.CONCURRENCY_KEY.eq(DSL.inline(DEFAULT)))));
+        // the rate that applies to a key's row of starts: its own, else the queue's default (any
+        // key sorts after the default's empty one)
+        var rates = JOB_CONCURRENCY_LIMITS.as("rate");
+        var rate = DSL.lateral(DSL.select(rates.MAX_STARTS, rates.WINDOW_MICROS)
+                        .from(rates)
+                        .where(rates.QUEUE.eq(JOB_KEY_STARTS.QUEUE))
+                        .and(rates.CONCURRENCY_KEY.in(JOB_KEY_STARTS.CONCURRENCY_KEY, DSL.inline(DEFAULT)))
+                        .and(rates.MAX_STARTS.isNotNull())
+                        .orderBy(rates.CONCURRENCY_KEY.desc())
+                        .limit(DSL.inline(1)))
+                .as("applies");
+        var starts = DSL.unnest(JOB_KEY_STARTS.STARTS).as("s", "at");
+        Field<OffsetDateTime> at = Objects.requireNonNull(starts.field("at", OffsetDateTime.class));
+        Field<Integer> inWindow = DSL.field(DSL.selectCount()
+                .from(starts)
+                .where(at.gt(DSL.field(
+                        "clock_timestamp() - {0} * interval '1 microsecond'",
+                        SQLDataType.TIMESTAMPWITHTIMEZONE, rate.field(rates.WINDOW_MICROS)))));
         var atLimit = DSL.name("at_limit")
                 .as(DSL.select(JOBS.CONCURRENCY_KEY)
                         .from(JOBS)
@@ -252,7 +271,12 @@ public final class Limits {
                         .and(JOBS.STATUS.eq(Sql.RUNNING))
                         .and(JOBS.CONCURRENCY_KEY.isNotNull())
                         .groupBy(JOBS.CONCURRENCY_KEY)
-                        .having(DSL.count().ge(limitOfKey)));
+                        .having(DSL.count().ge(limitOfKey))
+                        .union(DSL.select(JOB_KEY_STARTS.CONCURRENCY_KEY)
+                                .from(JOB_KEY_STARTS)
+                                .crossJoin(rate)
+                                .where(JOB_KEY_STARTS.QUEUE.eq(q))
+                                .and(inWindow.ge(rate.field(rates.MAX_STARTS)))));
         Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
         var row = Errors.translating(() -> ctx.with(atLimit)
                 .select(

@@ -99,7 +99,16 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
 
         // the same check over the same jobs drained without rates finds windows over them
         dsl.execute("TRUNCATE limit_runs");
-        enqueue(queue, "unrated-2jvm", RATED_PER_KEY);
+        // key by key (a key's jobs claimed one after another): a second holds many of one key's starts
+        List<NewJob> unratedJobs = new ArrayList<>();
+        for (int k = 0; k < KEYS; k++) {
+            for (int i = 0; i < RATED_PER_KEY; i++) {
+                unratedJobs.add(NewJob.builder("unrated-2jvm", "work")
+                        .concurrencyKey("k" + k)
+                        .build());
+            }
+        }
+        queue.enqueueAll(dsl, unratedJobs);
         try (HikariDataSource recorderPool =
                         LimitedWorkerProcess.pool(connectionArgs(), LimitedWorkerProcess.RECORDER_APPLICATION, 10);
                 JobWorker worker = LimitedWorkerProcess.worker(

@@ -83,6 +83,8 @@ public final class LimitedWorkerProcess {
                                 job.concurrencyKey(),
                                 Objects.requireNonNull(job.lockedUntil()).minus(LEASE)))
                 .threads(threads)
+                // no job claimed ahead of a free thread: a handler starts as its job is claimed
+                .prefetch(0)
                 .lease(LEASE)
                 .rescueInterval(Duration.ofMillis(500))
                 .pollInterval(Duration.ofMillis(20))

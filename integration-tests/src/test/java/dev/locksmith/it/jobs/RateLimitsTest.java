@@ -26,9 +26,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,17 +124,19 @@ class RateLimitsTest extends DatabaseTest {
     private Map<String, AtomicInteger> runUntilTheRatesAreUsedUp(int allowed) throws InterruptedException {
         Map<String, AtomicInteger> started = new ConcurrentHashMap<>();
         CountDownLatch handled = new CountDownLatch(allowed);
-        CountDownLatch emptyClaims = new CountDownLatch(4 * 10);
+        List<CountDownLatch> emptyClaims = new ArrayList<>();
         List<Worker> workers = new ArrayList<>();
         try {
             for (int w = 0; w < 4; w++) {
+                CountDownLatch empty = new CountDownLatch(10);
+                emptyClaims.add(empty);
                 workers.add(JobWorker.builder(
                                 new JobQueue(Locksmith.builder(pool)
                                         .observer(new WorkerEvents() {
                                             @Override
                                             public void idle() {
                                                 if (handled.getCount() == 0) {
-                                                    emptyClaims.countDown();
+                                                    empty.countDown();
                                                 }
                                             }
                                         })
@@ -161,7 +165,9 @@ class RateLimitsTest extends DatabaseTest {
                     .build()
                     .start());
             assertThat(handled.await(120, TimeUnit.SECONDS)).isTrue();
-            assertThat(emptyClaims.await(120, TimeUnit.SECONDS)).isTrue();
+            for (CountDownLatch empty : emptyClaims) {
+                assertThat(empty.await(120, TimeUnit.SECONDS)).isTrue();
+            }
         } finally {
             workers.forEach(Worker::close);
         }
@@ -171,19 +177,54 @@ class RateLimitsTest extends DatabaseTest {
     @Test
     void aCountOfStartsWithoutTheKeysLockLetsTwoClaimsOfARateOfOneBothStart() throws Exception {
         enqueue("partner", 5);
-        // the naive rate limit: count the key's starts in a table of starts, claim if below the rate,
-        // record the start; two claimers that both count before either records
+        // the naive rate limit, in two transactions on two connections at once: count the key's
+        // starts in a table of starts, claim a job if below the rate of 1, record its start. Both
+        // count before either records (a barrier holds them there), so both claim.
         dsl.execute("CREATE TABLE naive_starts (at timestamptz NOT NULL)");
         try {
-            int firstCount = countNaiveStarts();
-            int secondCount = countNaiveStarts();
-            assertThat(firstCount).isZero();
-            assertThat(secondCount).isZero(); // both below the rate of 1: both go on and start
-            dsl.execute("INSERT INTO naive_starts VALUES (clock_timestamp()), (clock_timestamp())");
-            assertThat(countNaiveStarts()).as("starts within the hour").isEqualTo(2);
+            CyclicBarrier counted = new CyclicBarrier(2);
+            List<CompletableFuture<Boolean>> claimers = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                claimers.add(CompletableFuture.supplyAsync(() -> dsl.transactionResult(c -> {
+                    DSLContext tx = c.dsl();
+                    long starts = tx.fetchSingle(
+                                    "SELECT count(*) FROM naive_starts WHERE at > clock_timestamp() - interval '1 hour'")
+                            .get(0, Long.class);
+                    counted.await(60, TimeUnit.SECONDS);
+                    if (starts >= 1) {
+                        return false;
+                    }
+                    int taken = tx.update(JOBS)
+                            .set(JOBS.STATUS, "running")
+                            .set(JOBS.LOCKED_BY, "naive")
+                            .set(JOBS.LOCKED_UNTIL, OffsetDateTime.now().plusMinutes(5))
+                            .set(JOBS.LEASE_ID, java.util.UUID.randomUUID())
+                            .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(1))
+                            .where(JOBS.ID.eq(DSL.field(DSL.select(JOBS.ID)
+                                    .from(JOBS)
+                                    .where(JOBS.QUEUE.eq(QUEUE))
+                                    .and(JOBS.STATUS.eq("pending"))
+                                    .orderBy(JOBS.ID)
+                                    .limit(1)
+                                    .forUpdate()
+                                    .skipLocked())))
+                            .execute();
+                    tx.execute("INSERT INTO naive_starts VALUES (clock_timestamp())");
+                    return taken == 1;
+                })));
+            }
+            for (CompletableFuture<Boolean> claimer : claimers) {
+                assertThat(claimer.get(60, TimeUnit.SECONDS))
+                        .as("a naive claimer started a job")
+                        .isTrue();
+            }
+            assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("running")))
+                    .as("jobs of a key of rate 1 started within the hour")
+                    .isEqualTo(2);
         } finally {
             dsl.execute("DROP TABLE naive_starts");
         }
+        dsl.deleteFrom(JOBS).where(JOBS.STATUS.eq("running")).execute();
 
         // the library's: a second claim, on another connection while the first claim's transaction
         // is open, skips the key (its rate lock is held); after the first commits, the window is
@@ -219,12 +260,7 @@ class RateLimitsTest extends DatabaseTest {
         assertThat(queue.claim(QUEUE, 5, Duration.ofMinutes(1), "third"))
                 .as("after it")
                 .isEmpty();
-        assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("pending"))).isEqualTo(4);
-    }
-
-    private int countNaiveStarts() {
-        return dsl.fetchSingle("SELECT count(*) FROM naive_starts WHERE at > clock_timestamp() - interval '1 hour'")
-                .get(0, Integer.class);
+        assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("pending"))).isEqualTo(2);
     }
 
     @Test
@@ -284,6 +320,10 @@ class RateLimitsTest extends DatabaseTest {
         List<Job> jobs = queue.claim(QUEUE, 10, Duration.ofMinutes(1), "w");
         assertThat(jobs).extracting(Job::concurrencyKey).containsExactlyInAnyOrder("a", "a", "b");
         assertThat(queue.claim(QUEUE, 10, Duration.ofMinutes(1), "w")).isEmpty();
+        // both windows full: the keys hold back their other jobs (a: 1, b: 2), which the gauges show
+        assertThat(queue.concurrencyLimits().heldBack(QUEUE, 100)).isEqualTo(new ConcurrencyLimits.HeldBack(2, 3, 100));
+        rates.set(dsl, QUEUE, "a", 5, Duration.ofHours(1));
+        assertThat(queue.concurrencyLimits().heldBack(QUEUE, 100)).isEqualTo(new ConcurrencyLimits.HeldBack(1, 2, 100));
     }
 
     @Test
@@ -329,8 +369,12 @@ class RateLimitsTest extends DatabaseTest {
                 .hasMessageContaining("maxStarts");
         assertThatThrownBy(() -> rates.set(dsl, QUEUE, "k", RateLimits.MAX_STARTS + 1, Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class);
-        for (Duration bad :
-                List.of(Duration.ZERO, Duration.ofSeconds(-1), Duration.ofDays(2), Duration.ofNanos(1_000_500))) {
+        for (Duration bad : List.of(
+                Duration.ZERO,
+                Duration.ofSeconds(-1),
+                Duration.ofDays(2),
+                Duration.ofNanos(1_000_500),
+                Duration.ofNanos(999_000))) {
             assertThatThrownBy(() -> rates.set(dsl, QUEUE, "k", 1, bad))
                     .as(bad.toString())
                     .isInstanceOf(IllegalArgumentException.class)
@@ -342,9 +386,19 @@ class RateLimitsTest extends DatabaseTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(dsl.fetchCount(JOB_CONCURRENCY_LIMITS)).isZero();
         // the limits' bounds are the table's too
-        rates.set(dsl, QUEUE, "k", RateLimits.MAX_STARTS, Duration.ofDays(1));
-        rates.set(dsl, QUEUE, "k", 1, Duration.ofMillis(1));
-        assertThat(rates.of(dsl, QUEUE).rateOf("k")).contains(new RateLimits.Rate(1, Duration.ofMillis(1)));
+        // and every window reads back as written, to the microsecond
+        for (Duration window : List.of(
+                Duration.ofMillis(1),
+                Duration.ofNanos(1_500_000),
+                Duration.ofMillis(1001),
+                Duration.ofNanos(2_345_678_000L),
+                Duration.ofMinutes(1),
+                Duration.ofDays(1))) {
+            rates.set(dsl, QUEUE, "k", RateLimits.MAX_STARTS, window);
+            assertThat(rates.of(dsl, QUEUE).rateOf("k"))
+                    .as(window.toString())
+                    .contains(new RateLimits.Rate(RateLimits.MAX_STARTS, window));
+        }
     }
 
     private static boolean awaitQuietly(CountDownLatch latch) {
