@@ -69,17 +69,7 @@ public final class Limits {
         if (maxRunning < 1 || maxRunning > MAX) {
             throw new IllegalArgumentException("maxRunning must be between 1 and " + MAX + ", was " + maxRunning);
         }
-        DSLContext ctx = onOneServer(tx);
-        Errors.translating(() -> ctx.insertInto(JOB_CONCURRENCY_LIMITS)
-                .set(JOB_CONCURRENCY_LIMITS.QUEUE, queue)
-                .set(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, stored)
-                .set(JOB_CONCURRENCY_LIMITS.MAX_RUNNING, maxRunning)
-                .onConflict(JOB_CONCURRENCY_LIMITS.QUEUE, JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
-                .doUpdate()
-                .set(JOB_CONCURRENCY_LIMITS.MAX_RUNNING, maxRunning)
-                .set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime())
-                .execute());
-        context.keyed.forget(queue);
+        upsert(tx, queue, stored, Map.of(JOB_CONCURRENCY_LIMITS.MAX_RUNNING, maxRunning));
     }
 
     /**
@@ -109,17 +99,30 @@ public final class Limits {
         if (per.compareTo(SHORTEST_WINDOW) < 0 || per.compareTo(LONGEST_WINDOW) > 0 || per.toNanos() % 1_000 != 0) {
             throw new IllegalArgumentException("per must be between 1 ms and 1 day, in whole microseconds, was " + per);
         }
-        long window = per.toNanos() / 1_000;
+        upsert(
+                tx,
+                queue,
+                stored,
+                Map.of(
+                        JOB_CONCURRENCY_LIMITS.MAX_STARTS,
+                        maxStarts,
+                        JOB_CONCURRENCY_LIMITS.WINDOW_MICROS,
+                        per.toNanos() / 1_000));
+    }
+
+    /**
+     * Writes {@code values} into the row of {@code stored} of {@code queue}, inserted if missing,
+     * leaving its other kind of limit as it is.
+     */
+    private void upsert(DSLContext tx, String queue, String stored, Map<Field<?>, Object> values) {
         DSLContext ctx = onOneServer(tx);
         Errors.translating(() -> ctx.insertInto(JOB_CONCURRENCY_LIMITS)
                 .set(JOB_CONCURRENCY_LIMITS.QUEUE, queue)
                 .set(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, stored)
-                .set(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts)
-                .set(JOB_CONCURRENCY_LIMITS.WINDOW_MICROS, window)
+                .set(values)
                 .onConflict(JOB_CONCURRENCY_LIMITS.QUEUE, JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
                 .doUpdate()
-                .set(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts)
-                .set(JOB_CONCURRENCY_LIMITS.WINDOW_MICROS, window)
+                .set(values)
                 .set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime())
                 .execute());
         context.keyed.forget(queue);
