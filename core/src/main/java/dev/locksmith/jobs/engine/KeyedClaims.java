@@ -3,11 +3,13 @@ package dev.locksmith.jobs.engine;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_CLAIM_KEYED;
 import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
+import static dev.locksmith.codegen.Tables.JOB_KEY_STARTS;
 
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,10 +21,12 @@ import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record;
-import org.jooq.Record3;
+import org.jooq.Record1;
+import org.jooq.Record4;
 import org.jooq.SelectField;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jooq.types.YearToSecond;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -168,6 +172,54 @@ final class KeyedClaims {
         return inTransaction.computeIfAbsent(limit, n -> render(n, false));
     }
 
+    /**
+     * The starts of the claimed jobs whose keys have a rate, one per job, written to each key's
+     * row of {@code job_key_starts} at a time read after the function's locks (which this
+     * statement's transaction holds), dropping the starts older than the key's window: the jobs
+     * this statement claimed, not every job the function paired (its snapshot is newer than this
+     * statement's, which may not claim a job that became due in between). Unreferenced by the
+     * query's result, it runs all the same (a data-modifying {@code WITH}).
+     */
+    private CommonTableExpression<Record1<Integer>> recorded(
+            CommonTableExpression<Record> claimed,
+            CommonTableExpression<?> pairs,
+            Field<Long> pairedId,
+            Field<YearToSecond> pairedWindow) {
+        Field<Long> claimedId = Objects.requireNonNull(claimed.field(JOBS.ID));
+        Field<String> claimedQueue = Objects.requireNonNull(claimed.field(JOBS.QUEUE));
+        Field<String> claimedKey = Objects.requireNonNull(claimed.field(JOBS.CONCURRENCY_KEY));
+        Field<OffsetDateTime[]> started = DSL.field(
+                "array_fill(clock_timestamp(), ARRAY[count(*)::integer])", JOB_KEY_STARTS.STARTS.getDataType());
+        // the key's window, from any of its claimed jobs (all carry the same)
+        Field<YearToSecond> window = DSL.field(DSL.select(DSL.max(pairedWindow))
+                .from(pairs)
+                .join(claimed)
+                .on(claimedId.eq(pairedId))
+                .where(claimedKey.eq(JOB_KEY_STARTS.CONCURRENCY_KEY)));
+        Field<OffsetDateTime[]> kept = DSL.field(
+                "ARRAY(SELECT t FROM unnest({0}) AS t WHERE t > clock_timestamp() - {1}) || {2}",
+                JOB_KEY_STARTS.STARTS.getDataType(),
+                JOB_KEY_STARTS.STARTS,
+                window,
+                DSL.excluded(JOB_KEY_STARTS.STARTS));
+        return DSL.name("recorded")
+                .as(dsl.insertInto(
+                                JOB_KEY_STARTS,
+                                JOB_KEY_STARTS.QUEUE,
+                                JOB_KEY_STARTS.CONCURRENCY_KEY,
+                                JOB_KEY_STARTS.STARTS)
+                        .select(DSL.select(claimedQueue, claimedKey, started)
+                                .from(claimed)
+                                .join(pairs)
+                                .on(pairedId.eq(claimedId))
+                                .where(pairedWindow.isNotNull())
+                                .groupBy(claimedQueue, claimedKey))
+                        .onConflict(JOB_KEY_STARTS.QUEUE, JOB_KEY_STARTS.CONCURRENCY_KEY)
+                        .doUpdate()
+                        .set(JOB_KEY_STARTS.STARTS, kept)
+                        .returningResult(DSL.inline(1)));
+    }
+
     private RenderedQuery render(int limit, boolean lease) {
         var called = JOB_CLAIM_KEYED
                 .call(
@@ -177,12 +229,13 @@ final class KeyedClaims {
                         DSL.param(JobStatements.SHARDS, SQLDataType.INTEGER.array()))
                 .as("f");
         // materialized, so that the function runs once, before the rows it names are changed
-        CommonTableExpression<Record3<Long, Short, String>> pairs = DSL.name("pairs")
-                .asMaterialized(
-                        DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO).from(called));
+        CommonTableExpression<Record4<Long, Short, String, YearToSecond>> pairs = DSL.name("pairs")
+                .asMaterialized(DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO, called.RATE_WINDOW)
+                        .from(called));
         Field<Long> pairedId = Objects.requireNonNull(pairs.field(called.ID));
         Field<Short> pairedSlot = Objects.requireNonNull(pairs.field(called.KEY_SLOT));
         Field<String> walked = Objects.requireNonNull(pairs.field(called.WALKED_TO));
+        Field<YearToSecond> pairedWindow = Objects.requireNonNull(pairs.field(called.RATE_WINDOW));
         // the ids as an array (an init plan), so that the rows are found by primary key, one
         // probe each: joined with the function's rows, whose count the planner cannot know, the
         // update hashed them against a scan of every partition
@@ -198,6 +251,7 @@ final class KeyedClaims {
                         .returningResult(JobStatements.JOB_COLUMNS)
                 : dsl.deleteFrom(JOBS).where(paired).returningResult(JobStatements.JOB_COLUMNS);
         CommonTableExpression<Record> claimed = DSL.name("claimed").as(changed);
+        CommonTableExpression<Record1<Integer>> recorded = recorded(claimed, pairs, pairedId, pairedWindow);
         List<SelectField<?>> columns = new ArrayList<>();
         JobStatements.JOB_COLUMNS.forEach(column -> columns.add(claimed.field(column.getName())));
         var end = DSL.select(walked).from(pairs).where(pairedId.isNull()).asTable("walk");
@@ -206,6 +260,7 @@ final class KeyedClaims {
                 dsl,
                 DSL.with(pairs)
                         .with(claimed)
+                        .with(recorded)
                         .select(columns)
                         .from(end)
                         .leftJoin(claimed)
