@@ -184,7 +184,7 @@ class ExecutionModeTest extends DatabaseTest {
         Job job = lastClaimed;
         // a claim looks at most once a second whether its queue has concurrency limits: the first
         // claim of the run does, the next ones may
-        String limitsLook = "select job_concurrency_limits [it-q, it-q, it-q]";
+        String limitsLook = "select job_concurrency_limits [it-q, it-q, it-q, it-q]";
         assertThat(summaries(ops.get("claim")))
                 .containsExactly(limitsLook, "update jobs [worker-1, 0:00:30.000000, it-q]");
         assertThat(summaries(ops.get("heartbeat")))

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
-import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
@@ -177,7 +176,7 @@ public final class Claims {
             Claim claim,
             boolean fill,
             BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
-            @Nullable IntFunction<RenderedQuery> keyed,
+            @Nullable BiFunction<Integer, Boolean, RenderedQuery> keyed,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         int distributed = context.shards(ctx);
@@ -244,7 +243,7 @@ public final class Claims {
             boolean fill,
             JobStatements.Shards which,
             BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
-            IntFunction<RenderedQuery> keyed,
+            BiFunction<Integer, Boolean, RenderedQuery> keyed,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         boolean keyedFirst = ThreadLocalRandom.current().nextBoolean();
@@ -253,7 +252,8 @@ public final class Claims {
             int left = claim.limit() - jobs.size();
             if ((turn == 0) == keyedFirst) {
                 int keyedLeft = Math.min(left, KEYED_PER_STATEMENT);
-                jobs.addAll(context.keyed.claim(ctx, claim, keyedLeft, keyed.apply(keyedLeft), binds, mapper));
+                RenderedQuery keyedClaim = keyed.apply(keyedLeft, context.keyed.rated(ctx, claim.queue()));
+                jobs.addAll(context.keyed.claim(ctx, claim, keyedLeft, keyedClaim, binds, mapper));
             } else if (context.keyed.unkeyed(ctx, claim.queue())) {
                 RenderedQuery query = statement.apply(left, which);
                 jobs.addAll(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));

@@ -56,7 +56,9 @@ final class KeyedClaims {
     private static final long LIMITS_LOOKED_UP_EVERY_NANOS = 1_000_000_000L;
 
     private final DSLContext dsl;
+    /** Rendered claims by limit, negative for those that record the starts of rate-limited keys. */
     private final Map<Integer, RenderedQuery> leased = new ConcurrentHashMap<>();
+
     private final Map<Integer, RenderedQuery> inTransaction = new ConcurrentHashMap<>();
     private final Map<String, String> walkedTo = new ConcurrentHashMap<>();
     private final Map<String, Looked> limited = new ConcurrentHashMap<>();
@@ -64,9 +66,9 @@ final class KeyedClaims {
 
     /**
      * Whether a queue had limits when last looked at, whether it then had pending jobs without a
-     * key, and when that was ({@link System#nanoTime}).
+     * key, whether any of its keys had a rate, and when that was ({@link System#nanoTime}).
      */
-    private record Looked(boolean limited, boolean unkeyed, long at) {}
+    private record Looked(boolean limited, boolean unkeyed, boolean rated, long at) {}
 
     /** A row of the keyed claim: the job claimed (null in the row that only ends the walk) and where the walk ended. */
     private record Row(@Nullable Job job, @Nullable String walkedTo) {}
@@ -84,10 +86,16 @@ final class KeyedClaims {
                 .and(JOBS.STATUS.eq(Sql.PENDING))
                 .and(JOBS.CONCURRENCY_KEY.isNull())
                 .and(JOBS.RUN_AT.le(Sql.statementTime())));
+        Condition rates = DSL.exists(DSL.selectOne()
+                .from(JOB_CONCURRENCY_LIMITS)
+                .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
+                .and(JOB_CONCURRENCY_LIMITS.MAX_STARTS.isNotNull()));
         hasLimits = RenderedQuery.of(
                 dsl,
                 dsl.select(
-                        DSL.field(limits), DSL.when(limits, DSL.field(unkeyed)).otherwise(DSL.inline(true))));
+                        DSL.field(limits),
+                        DSL.when(limits, DSL.field(unkeyed)).otherwise(DSL.inline(true)),
+                        DSL.field(rates)));
     }
 
     /**
@@ -108,6 +116,16 @@ final class KeyedClaims {
         return looked(ctx, queue).unkeyed();
     }
 
+    /**
+     * Whether some key of {@code queue} had a rate limit when looked at within the last second:
+     * if not, its keyed claims leave out the recording of starts (a price every keyed claim would
+     * pay), and the function skips keys that have a rate by then, so that a rate set since the look
+     * holds back its key's jobs until the next look rather than letting them start unrecorded.
+     */
+    boolean rated(DSLContext ctx, String queue) {
+        return looked(ctx, queue).rated();
+    }
+
     private Looked looked(DSLContext ctx, String queue) {
         long now = System.nanoTime();
         Looked looked = limited.get(queue);
@@ -116,7 +134,7 @@ final class KeyedClaims {
                     .fetch(
                             ctx,
                             hasLimits.binds().set(JobStatements.QUEUE, queue),
-                            row -> new Looked(row.getBoolean(1), row.getBoolean(2), now))
+                            row -> new Looked(row.getBoolean(1), row.getBoolean(2), row.getBoolean(3), now))
                     .get(0);
             limited.put(queue, looked);
         }
@@ -129,8 +147,8 @@ final class KeyedClaims {
     }
 
     /**
-     * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #leased(int)} or
-     * {@link #inTransaction(int)}) and moves this queue's walk on.
+     * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #leased(int, boolean)} or
+     * {@link #inTransaction(int, boolean)}) and moves this queue's walk on.
      */
     List<Job> claim(
             DSLContext ctx,
@@ -162,14 +180,20 @@ final class KeyedClaims {
         return jobs;
     }
 
-    /** The leased keyed claim of up to {@code limit} jobs: the lease's columns and the slot written. */
-    RenderedQuery leased(int limit) {
-        return leased.computeIfAbsent(limit, n -> render(n, true));
+    /**
+     * The leased keyed claim of up to {@code limit} jobs: the lease's columns and the slot written;
+     * with {@code rated}, the starts of rate-limited keys recorded.
+     */
+    RenderedQuery leased(int limit, boolean rated) {
+        return leased.computeIfAbsent(rated ? -limit : limit, n -> render(limit, true, rated));
     }
 
-    /** The transactional keyed claim of up to {@code limit} jobs: the rows deleted in the caller's transaction. */
-    RenderedQuery inTransaction(int limit) {
-        return inTransaction.computeIfAbsent(limit, n -> render(n, false));
+    /**
+     * The transactional keyed claim of up to {@code limit} jobs: the rows deleted in the caller's
+     * transaction; with {@code rated}, the starts of rate-limited keys recorded.
+     */
+    RenderedQuery inTransaction(int limit, boolean rated) {
+        return inTransaction.computeIfAbsent(rated ? -limit : limit, n -> render(limit, false, rated));
     }
 
     /**
@@ -220,13 +244,14 @@ final class KeyedClaims {
                         .returningResult(DSL.inline(1)));
     }
 
-    private RenderedQuery render(int limit, boolean lease) {
+    private RenderedQuery render(int limit, boolean lease, boolean rated) {
         var called = JOB_CLAIM_KEYED
                 .call(
                         DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR),
                         DSL.param(AFTER, SQLDataType.VARCHAR),
                         DSL.inline(limit),
-                        DSL.param(JobStatements.SHARDS, SQLDataType.INTEGER.array()))
+                        DSL.param(JobStatements.SHARDS, SQLDataType.INTEGER.array()),
+                        DSL.inline(rated))
                 .as("f");
         // materialized, so that the function runs once, before the rows it names are changed
         CommonTableExpression<Record4<Long, Short, String, YearToSecond>> pairs = DSL.name("pairs")
@@ -258,9 +283,9 @@ final class KeyedClaims {
         columns.add(end.field(walked.getName()));
         return RenderedQuery.of(
                 dsl,
-                DSL.with(pairs)
-                        .with(claimed)
-                        .with(recorded)
+                (rated
+                                ? DSL.with(pairs).with(claimed).with(recorded)
+                                : DSL.with(pairs).with(claimed))
                         .select(columns)
                         .from(end)
                         .leftJoin(claimed)

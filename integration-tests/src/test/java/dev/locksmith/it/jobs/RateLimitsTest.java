@@ -312,6 +312,29 @@ class RateLimitsTest extends DatabaseTest {
     }
 
     @Test
+    void aRateSetBesideAQueueThatLookedBeforeItHoldsTheKeyBackThere() {
+        // this queue looks once a second whether its queue has rates; its look, taken now, says no
+        enqueue("partner", 4);
+        queue.concurrencyLimits().setDefault(dsl, QUEUE, 10);
+        assertThat(queue.claim(QUEUE, 1, Duration.ofMinutes(1), "w")).hasSize(1);
+        // another JVM (another JobQueue) sets a rate of one start an hour on the key
+        new JobQueue(dsl).rateLimits().set(dsl, QUEUE, "partner", 1, Duration.ofHours(1));
+        // however old this queue's look, no more than the rate starts: while the look says no
+        // rates, the claim leaves the key alone; once it looks again, the key starts one job
+        int started = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (started == 0 && System.nanoTime() < deadline) {
+            started += queue.claim(QUEUE, 5, Duration.ofMinutes(1), "w").size();
+            if (started == 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+        }
+        assertThat(started).isEqualTo(1);
+        assertThat(queue.claim(QUEUE, 5, Duration.ofMinutes(1), "w")).isEmpty();
+        assertThat(dsl.fetchCount(JOBS, JOBS.STATUS.eq("pending"))).isEqualTo(2);
+    }
+
+    @Test
     void aDefaultRateCountsEachKeyApart() {
         enqueue("a", 3);
         enqueue("b", 3);
