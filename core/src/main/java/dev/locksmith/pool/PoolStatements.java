@@ -240,11 +240,16 @@ final class PoolStatements {
      */
     static Condition unleased(Field<Integer> bucket) {
         ChannelAccountLeasesTable live = CHANNEL_ACCOUNT_LEASES.as("live");
-        return DSL.notExists(DSL.selectOne()
-                .from(live)
-                .where(live.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
-                .and(live.BUCKET.eq(bucket))
-                .and(live(live, DSL.currentOffsetDateTime())));
+        // NOT EXISTS as a template rather than DSL.notExists(Select): jOOQ 3.21 replaced that
+        // method by notExists(TableLike), so code compiled against 3.19 fails to link on 3.21
+        // (NoSuchMethodError); DSL.condition(String, QueryPart...) is the same in both.
+        return DSL.condition(
+                "NOT EXISTS ({0})",
+                DSL.selectOne()
+                        .from(live)
+                        .where(live.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
+                        .and(live.BUCKET.eq(bucket))
+                        .and(live(live, DSL.currentOffsetDateTime())));
     }
 
     /**
@@ -256,12 +261,14 @@ final class PoolStatements {
     @SuppressWarnings("NullAway") // the fields named here are those latestLease selects
     private static Condition latestNotLive(Field<Integer> bucket) {
         Table<?> latest = latestLease(bucket);
-        return DSL.notExists(DSL.selectOne()
-                .from(latest)
-                .where(live(
-                        latest.field(CHANNEL_ACCOUNT_LEASES.RELEASED_AT),
-                        latest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL),
-                        DSL.currentOffsetDateTime())));
+        return DSL.condition(
+                "NOT EXISTS ({0})",
+                DSL.selectOne()
+                        .from(latest)
+                        .where(live(
+                                latest.field(CHANNEL_ACCOUNT_LEASES.RELEASED_AT),
+                                latest.field(CHANNEL_ACCOUNT_LEASES.LOCKED_UNTIL),
+                                DSL.currentOffsetDateTime())));
     }
 
     /** A lease of {@code leases} that is live at {@code at}: not released, not expired. */

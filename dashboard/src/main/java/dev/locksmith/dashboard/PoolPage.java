@@ -47,11 +47,16 @@ final class PoolPage {
     /** The latest lease of its account: no later one (by fence) since. */
     private static Condition latest(ChannelAccountLeasesTable l) {
         ChannelAccountLeasesTable later = CHANNEL_ACCOUNT_LEASES.as("later");
-        return DSL.notExists(DSL.selectOne()
-                .from(later)
-                .where(later.PUBLIC_KEY.eq(l.PUBLIC_KEY))
-                .and(later.BUCKET.eq(l.BUCKET))
-                .and(later.FENCE.gt(l.FENCE)));
+        // NOT EXISTS as a template rather than DSL.notExists(Select): jOOQ 3.21 replaced that
+        // method by notExists(TableLike), so code compiled against 3.19 fails to link on 3.21
+        // (NoSuchMethodError); DSL.condition(String, QueryPart...) is the same in both.
+        return DSL.condition(
+                "NOT EXISTS ({0})",
+                DSL.selectOne()
+                        .from(later)
+                        .where(later.PUBLIC_KEY.eq(l.PUBLIC_KEY))
+                        .and(later.BUCKET.eq(l.BUCKET))
+                        .and(later.FENCE.gt(l.FENCE)));
     }
 
     /** An expired lease that is its account's latest (the account not leased again since). */
@@ -73,12 +78,15 @@ final class PoolPage {
         var r = tx.select(
                         cappedCount(
                                 CHANNEL_ACCOUNTS,
-                                DSL.notExists(DSL.selectOne()
-                                        .from(CHANNEL_ACCOUNT_LEASES)
-                                        .where(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY.eq(CHANNEL_ACCOUNTS.PUBLIC_KEY))
-                                        .and(CHANNEL_ACCOUNT_LEASES.BUCKET.eq(CHANNEL_ACCOUNTS.BUCKET))
-                                        .and(held(CHANNEL_ACCOUNT_LEASES))
-                                        .and(latest(CHANNEL_ACCOUNT_LEASES))),
+                                DSL.condition(
+                                        "NOT EXISTS ({0})",
+                                        DSL.selectOne()
+                                                .from(CHANNEL_ACCOUNT_LEASES)
+                                                .where(CHANNEL_ACCOUNT_LEASES.PUBLIC_KEY.eq(
+                                                        CHANNEL_ACCOUNTS.PUBLIC_KEY))
+                                                .and(CHANNEL_ACCOUNT_LEASES.BUCKET.eq(CHANNEL_ACCOUNTS.BUCKET))
+                                                .and(held(CHANNEL_ACCOUNT_LEASES))
+                                                .and(latest(CHANNEL_ACCOUNT_LEASES))),
                                 cap),
                         cappedCount(CHANNEL_ACCOUNT_LEASES, live(now), cap),
                         cappedCount(CHANNEL_ACCOUNT_LEASES, expired(now), cap))

@@ -76,20 +76,28 @@ final class KeyedClaims {
     KeyedClaims(DSLContext dsl) {
         this.dsl = dsl;
         Field<String> queue = DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR);
-        Condition limits =
-                DSL.exists(DSL.selectOne().from(JOB_CONCURRENCY_LIMITS).where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue)));
+        // EXISTS as a template rather than DSL.exists(Select): jOOQ 3.21 replaced that method by
+        // DSL.exists(TableLike), so code compiled against 3.19 fails to link on 3.21
+        // (NoSuchMethodError); DSL.condition(String, QueryPart...) is the same in both.
+        Condition limits = DSL.condition(
+                "EXISTS ({0})",
+                DSL.selectOne().from(JOB_CONCURRENCY_LIMITS).where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue)));
         // only where the queue has limits: the plain claim's index holds the keyed jobs too, and
         // this look steps over them to the first job without a key
-        Condition unkeyed = DSL.exists(DSL.selectOne()
-                .from(JOBS)
-                .where(JOBS.QUEUE.eq(queue))
-                .and(JOBS.STATUS.eq(Sql.PENDING))
-                .and(JOBS.CONCURRENCY_KEY.isNull())
-                .and(JOBS.RUN_AT.le(Sql.statementTime())));
-        Condition rates = DSL.exists(DSL.selectOne()
-                .from(JOB_CONCURRENCY_LIMITS)
-                .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
-                .and(JOB_CONCURRENCY_LIMITS.MAX_STARTS.isNotNull()));
+        Condition unkeyed = DSL.condition(
+                "EXISTS ({0})",
+                DSL.selectOne()
+                        .from(JOBS)
+                        .where(JOBS.QUEUE.eq(queue))
+                        .and(JOBS.STATUS.eq(Sql.PENDING))
+                        .and(JOBS.CONCURRENCY_KEY.isNull())
+                        .and(JOBS.RUN_AT.le(Sql.statementTime())));
+        Condition rates = DSL.condition(
+                "EXISTS ({0})",
+                DSL.selectOne()
+                        .from(JOB_CONCURRENCY_LIMITS)
+                        .where(JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue))
+                        .and(JOB_CONCURRENCY_LIMITS.MAX_STARTS.isNotNull()));
         hasLimits = RenderedQuery.of(
                 dsl,
                 dsl.select(
