@@ -45,8 +45,11 @@ import org.jooq.DSLContext;
  * starts roll back with it): while it runs, other claims skip the key, so claim a rate-limited key's jobs
  * in batches there; and a handler that calls a partner and then rolls back made a call no window
  * holds: calls a partner counts belong in a {@link JobWorker}, built with {@code prefetch(0)} so
- * that a handler begins as its job is claimed. A role that claims rate-limited jobs needs
- * {@code SELECT}, {@code INSERT} and {@code UPDATE} on {@code job_key_starts}. A window changed while a key is busy applies from the next claim (starts
+ * that a handler begins as its job is claimed. A role that claims keyed jobs of a queue with a rate
+ * needs {@code SELECT}, {@code INSERT} and {@code UPDATE} on {@code job_key_starts}. A rate
+ * applies from the next claim of the {@code JobQueue} that set it, and within about a second in
+ * others (each looks once a second whether its queue has rates, and holds a rate-limited key back
+ * until it has seen the rate). A window changed while a key is busy applies from the next claim (starts
  * older than the window in force are dropped). Claims need READ COMMITTED, as for concurrency
  * limits; Citus refuses them; {@link TwoPhaseWorker} leaves keyed jobs of a queue with limits
  * alone.

@@ -69,7 +69,9 @@ public final class Limits {
         if (maxRunning < 1 || maxRunning > MAX) {
             throw new IllegalArgumentException("maxRunning must be between 1 and " + MAX + ", was " + maxRunning);
         }
-        upsert(tx, queue, stored, Map.of(JOB_CONCURRENCY_LIMITS.MAX_RUNNING, maxRunning));
+        Map<Field<?>, Object> values = new LinkedHashMap<>();
+        values.put(JOB_CONCURRENCY_LIMITS.MAX_RUNNING, maxRunning);
+        upsert(tx, queue, stored, values);
     }
 
     /**
@@ -99,15 +101,11 @@ public final class Limits {
         if (per.compareTo(SHORTEST_WINDOW) < 0 || per.compareTo(LONGEST_WINDOW) > 0 || per.toNanos() % 1_000 != 0) {
             throw new IllegalArgumentException("per must be between 1 ms and 1 day, in whole microseconds, was " + per);
         }
-        upsert(
-                tx,
-                queue,
-                stored,
-                Map.of(
-                        JOB_CONCURRENCY_LIMITS.MAX_STARTS,
-                        maxStarts,
-                        JOB_CONCURRENCY_LIMITS.WINDOW_MICROS,
-                        per.toNanos() / 1_000));
+        // in this order, so that the statement's text is the same in every JVM
+        Map<Field<?>, Object> values = new LinkedHashMap<>();
+        values.put(JOB_CONCURRENCY_LIMITS.MAX_STARTS, maxStarts);
+        values.put(JOB_CONCURRENCY_LIMITS.WINDOW_MICROS, per.toNanos() / 1_000);
+        upsert(tx, queue, stored, values);
     }
 
     /**
