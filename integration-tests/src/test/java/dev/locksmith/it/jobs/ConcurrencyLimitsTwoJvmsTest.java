@@ -55,11 +55,7 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
         for (int k = 0; k < KEYS; k++) {
             queue.concurrencyLimits().set(dsl, QUEUE, "k" + k, ConcurrencyLimitsTest.limitOf(k));
         }
-        int killed = drainInTwoJvmsKillingConnections(QUEUE);
-        System.out.printf(
-                "two JVMs, concurrency limits: %d runs of %d jobs, %d worker connections killed%n",
-                number("SELECT count(*) FROM limit_runs"), KEYS * PER_KEY, killed);
-        assertEveryJobRanInBothJvms(killed, KEYS * PER_KEY);
+        assertEveryJobRanInBothJvms("concurrency limits", drainInTwoJvmsKillingConnections(QUEUE), KEYS * PER_KEY);
         assertEachKeyWithin(mostInProgress(), ConcurrencyLimitsTest::limitOf, "most runs at once");
     }
 
@@ -89,11 +85,7 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
         for (int k = 0; k < KEYS; k++) {
             queue.rateLimits().set(dsl, RATED_QUEUE, "k" + k, rateOf(k), Duration.ofSeconds(1));
         }
-        int killed = drainInTwoJvmsKillingConnections(RATED_QUEUE);
-        System.out.printf(
-                "two JVMs, rate limits: %d runs of %d jobs, %d worker connections killed%n",
-                number("SELECT count(*) FROM limit_runs"), KEYS * RATED_PER_KEY, killed);
-        assertEveryJobRanInBothJvms(killed, KEYS * RATED_PER_KEY);
+        assertEveryJobRanInBothJvms("rate limits", drainInTwoJvmsKillingConnections(RATED_QUEUE), KEYS * RATED_PER_KEY);
         assertEachKeyWithin(mostStartsInASecond(), ConcurrencyLimitsTwoJvmsTest::rateOf, "most starts within a second");
 
         // the same check over the same jobs drained without rates finds windows over them
@@ -191,7 +183,11 @@ class ConcurrencyLimitsTwoJvmsTest extends DatabaseTest {
         return killed;
     }
 
-    private void assertEveryJobRanInBothJvms(int killed, int jobs) {
+    /** Prints the run's counts, then checks that connections were killed and every job ran, in both JVMs. */
+    private void assertEveryJobRanInBothJvms(String what, int killed, int jobs) {
+        System.out.printf(
+                "two JVMs, %s: %d runs of %d jobs, %d worker connections killed%n",
+                what, number("SELECT count(*) FROM limit_runs"), jobs, killed);
         assertThat(killed).as("connections killed during the run").isPositive();
         assertThat(number("SELECT count(DISTINCT job_id) FROM limit_runs WHERE ended_at IS NOT NULL"))
                 .as("every job ran")
