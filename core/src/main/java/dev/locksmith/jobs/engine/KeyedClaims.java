@@ -22,7 +22,7 @@ import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record;
 import org.jooq.Record1;
-import org.jooq.Record4;
+import org.jooq.Record5;
 import org.jooq.SelectField;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
@@ -70,8 +70,17 @@ final class KeyedClaims {
      */
     private record Looked(boolean limited, boolean unkeyed, boolean rated, long at) {}
 
-    /** A row of the keyed claim: the job claimed (null in the row that only ends the walk) and where the walk ended. */
-    private record Row(@Nullable Job job, @Nullable String walkedTo) {}
+    /**
+     * How many times a claim that came back empty with slots it locked but could not use is
+     * made again (see {@link #claim}).
+     */
+    private static final int AGAIN_AT_MOST = 3;
+
+    /**
+     * A row of the keyed claim: the job claimed, or, in the row that only ends the walk, none,
+     * where the walk ended, and how many slots the claim locked but gave no job.
+     */
+    private record Row(@Nullable Job job, @Nullable String walkedTo, int unpaired) {}
 
     KeyedClaims(DSLContext dsl) {
         this.dsl = dsl;
@@ -156,7 +165,13 @@ final class KeyedClaims {
 
     /**
      * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #leased(int, boolean)} or
-     * {@link #inTransaction(int, boolean)}) and moves this queue's walk on.
+     * {@link #inTransaction(int, boolean)}) and moves this queue's walk on. A statement that
+     * claimed nothing although it locked slots is made again, from where it ended, up to
+     * {@value #AGAIN_AT_MOST} times: its slots were taken by claims that committed after its
+     * first look (the threads of a worker share the walk, so they visit the same keys at once),
+     * or its keys' due jobs were locked by other claims, and an empty claim sends a worker to wait
+     * for the next poll while jobs are due. A transactional claim may run it again in the same
+     * transaction: the empty statement changed no row.
      */
     List<Job> claim(
             DSLContext ctx,
@@ -165,25 +180,35 @@ final class KeyedClaims {
             RenderedQuery statement,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
-        Binds values = binds.apply(statement
-                .binds()
-                .set(JobStatements.QUEUE, claim.queue())
-                .set(AFTER, walkedTo.get(claim.queue()))
-                .setInts(JobStatements.SHARDS, List.copyOf(claim.shards())));
-        List<Row> rows = statement.fetch(
-                ctx,
-                values,
-                row -> new Row(
-                        row.getObject(1) == null ? null : mapper.map(row),
-                        row.getString(JobStatements.JOB_COLUMNS.size() + 1)));
-        List<Job> jobs = new ArrayList<>(rows.size());
-        for (Row row : rows) {
-            if (row.job() != null) {
-                jobs.add(row.job());
+        List<Job> jobs = new ArrayList<>();
+        for (int attempt = 0; attempt <= AGAIN_AT_MOST && jobs.isEmpty(); attempt++) {
+            Binds values = binds.apply(statement
+                    .binds()
+                    .set(JobStatements.QUEUE, claim.queue())
+                    .set(AFTER, walkedTo.get(claim.queue()))
+                    .setInts(JobStatements.SHARDS, List.copyOf(claim.shards())));
+            List<Row> rows = statement.fetch(
+                    ctx,
+                    values,
+                    row -> new Row(
+                            row.getObject(1) == null ? null : mapper.map(row),
+                            row.getString(JobStatements.JOB_COLUMNS.size() + 1),
+                            row.getObject(JobStatements.JOB_COLUMNS.size() + 2) == null
+                                    ? 0
+                                    : row.getInt(JobStatements.JOB_COLUMNS.size() + 2)));
+            int unpaired = 0;
+            for (Row row : rows) {
+                if (row.job() != null) {
+                    jobs.add(row.job());
+                }
+                unpaired += row.unpaired();
             }
-        }
-        if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
-            walkedTo.put(claim.queue(), rows.get(0).walkedTo());
+            if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
+                walkedTo.put(claim.queue(), rows.get(0).walkedTo());
+            }
+            if (unpaired == 0) {
+                break;
+            }
         }
         return jobs;
     }
@@ -262,13 +287,15 @@ final class KeyedClaims {
                         DSL.inline(rated))
                 .as("f");
         // materialized, so that the function runs once, before the rows it names are changed
-        CommonTableExpression<Record4<Long, Short, String, YearToSecond>> pairs = DSL.name("pairs")
-                .asMaterialized(DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO, called.RATE_WINDOW)
-                        .from(called));
+        CommonTableExpression<Record5<Long, Short, String, YearToSecond, Integer>> pairs = DSL.name("pairs")
+                .asMaterialized(
+                        DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO, called.RATE_WINDOW, called.UNPAIRED)
+                                .from(called));
         Field<Long> pairedId = Objects.requireNonNull(pairs.field(called.ID));
         Field<Short> pairedSlot = Objects.requireNonNull(pairs.field(called.KEY_SLOT));
         Field<String> walked = Objects.requireNonNull(pairs.field(called.WALKED_TO));
         Field<YearToSecond> pairedWindow = Objects.requireNonNull(pairs.field(called.RATE_WINDOW));
+        Field<Integer> unpaired = Objects.requireNonNull(pairs.field(called.UNPAIRED));
         // the ids as an array (an init plan), so that the rows are found by primary key, one
         // probe each: joined with the function's rows, whose count the planner cannot know, the
         // update hashed them against a scan of every partition
@@ -287,8 +314,12 @@ final class KeyedClaims {
         CommonTableExpression<Record1<Integer>> recorded = recorded(claimed, pairs, pairedId, pairedWindow);
         List<SelectField<?>> columns = new ArrayList<>();
         JobStatements.JOB_COLUMNS.forEach(column -> columns.add(claimed.field(column.getName())));
-        var end = DSL.select(walked).from(pairs).where(pairedId.isNull()).asTable("walk");
+        var end = DSL.select(walked, unpaired)
+                .from(pairs)
+                .where(pairedId.isNull())
+                .asTable("walk");
         columns.add(end.field(walked.getName()));
+        columns.add(end.field(unpaired.getName()));
         return RenderedQuery.of(
                 dsl,
                 (rated
