@@ -11,6 +11,7 @@ import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -33,8 +34,8 @@ import org.jspecify.annotations.Nullable;
  * The claim of jobs that carry a concurrency key, on a queue that has concurrency limits
  * ({@code job_concurrency_limits}); one server only. Its first half is the schema's
  * {@code job_claim_keyed} function, whose description has the exactness argument: it walks the
- * queue's keys with pending jobs in key order, starting after the key where this queue's last
- * walk ended (so the keys take turns: round robin), locks free slots of each key it visits
+ * queue's keys with pending jobs in key order, starting after the key where this thread's last
+ * walk of the queue ended (so the keys take turns: round robin), locks free slots of each key it visits
  * (transaction-scoped advisory locks), reads the running jobs again with a snapshot taken after
  * those locks, and pairs the free slots with each key's first due jobs in claim order. The
  * statement around it leases the paired jobs, writing each one's slot ({@code key_slot}), or
@@ -60,7 +61,16 @@ final class KeyedClaims {
     private final Map<Integer, RenderedQuery> leased = new ConcurrentHashMap<>();
 
     private final Map<Integer, RenderedQuery> inTransaction = new ConcurrentHashMap<>();
+    /** Where the last walk of each queue ended, whichever thread made it. */
     private final Map<String, String> walkedTo = new ConcurrentHashMap<>();
+    /**
+     * Where this thread's last walk of each queue ended: a thread that claims again resumes its
+     * own walk. Threads that shared one place visited the same keys at once, each claim passing
+     * over the keys whose slots the others had just locked, and a place written by whichever
+     * claim ended last put them back in step whenever they drifted apart.
+     */
+    private final ThreadLocal<Map<String, String>> walkedToHere = ThreadLocal.withInitial(HashMap::new);
+
     private final Map<String, Looked> limited = new ConcurrentHashMap<>();
     private final RenderedQuery hasLimits;
 
@@ -185,7 +195,7 @@ final class KeyedClaims {
             Binds values = binds.apply(statement
                     .binds()
                     .set(JobStatements.QUEUE, claim.queue())
-                    .set(AFTER, walkedTo.get(claim.queue()))
+                    .set(AFTER, walkedToHere.get().getOrDefault(claim.queue(), walkedTo.get(claim.queue())))
                     .setInts(JobStatements.SHARDS, List.copyOf(claim.shards())));
             List<Row> rows = statement.fetch(
                     ctx,
@@ -205,6 +215,7 @@ final class KeyedClaims {
             }
             if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
                 walkedTo.put(claim.queue(), rows.get(0).walkedTo());
+                walkedToHere.get().put(claim.queue(), rows.get(0).walkedTo());
             }
             if (unpaired == 0) {
                 break;
