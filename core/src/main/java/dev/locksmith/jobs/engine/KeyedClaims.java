@@ -178,8 +178,8 @@ final class KeyedClaims {
      * {@link #inTransaction(int, boolean)}) and moves this queue's walk on. A statement that
      * claimed nothing although it locked slots is made again, from where it ended, up to
      * {@value #AGAIN_AT_MOST} times: its slots were taken by claims that committed after its
-     * first look (the threads of a worker share the walk, so they visit the same keys at once),
-     * or its keys' due jobs were locked by other claims, and an empty claim sends a worker to wait
+     * first look (claims on other threads visit the same keys), or its keys' due jobs were
+     * locked by other claims, and an empty claim sends a worker to wait
      * for the next poll while jobs are due. A transactional claim may run it again in the same
      * transaction: the empty statement changed no row.
      */
