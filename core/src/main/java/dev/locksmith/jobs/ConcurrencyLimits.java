@@ -40,7 +40,8 @@ import org.jooq.DSLContext;
  * one's slot locks already, and cannot see the jobs it deleted.
  *
  * <p><b>Fairness.</b> A claim visits the keys that have pending jobs in key order, starting after
- * the key where the previous claim of the queue through the same {@link JobQueue} object stopped, and takes from each key at most
+ * the key where the same thread's previous claim of the queue through the same {@link JobQueue}
+ * object stopped (a thread's first, where that object's last claim stopped), and takes from each key at most
  * its free slots: the keys take turns (round robin), so one key with 100,000 pending jobs does
  * not hold back another key's 10. Within a key, jobs go in claim order (priority, then due time,
  * then id). Jobs without a key, on a queue with limits, are claimed beside them (each claim

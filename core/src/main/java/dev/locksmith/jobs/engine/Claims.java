@@ -253,7 +253,7 @@ public final class Claims {
             if ((turn == 0) == keyedFirst) {
                 int keyedLeft = Math.min(left, KEYED_PER_STATEMENT);
                 RenderedQuery keyedClaim = keyed.apply(keyedLeft, context.keyed.rated(ctx, claim.queue()));
-                jobs.addAll(context.keyed.claim(ctx, claim, keyedLeft, keyedClaim, binds, mapper));
+                jobs.addAll(context.keyed.claim(ctx, claim, keyedLeft, keyedClaim, fill, binds, mapper));
             } else if (context.keyed.unkeyed(ctx, claim.queue())) {
                 RenderedQuery query = statement.apply(left, which);
                 jobs.addAll(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));

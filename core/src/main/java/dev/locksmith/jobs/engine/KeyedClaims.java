@@ -41,8 +41,8 @@ import org.jspecify.annotations.Nullable;
  * statement around it leases the paired jobs, writing each one's slot ({@code key_slot}), or
  * deletes them for a transactional claim, whose slot locks then last its transaction. One
  * statement, auto-committed for a leased claim. Its result is the claimed jobs' columns
- * ({@link JobStatements#JOB_COLUMNS}) and the key the walk ended at, in one more row without a
- * job when nothing was claimed.
+ * ({@link JobStatements#JOB_COLUMNS}), the key the walk ended at and how many slots it lost to
+ * other claims, in one more row without a job when nothing was claimed.
  *
  * <p>The other claims leave keyed jobs to this one while the queue has any limit
  * ({@link JobStatements}); whether it has is looked up at most once per
@@ -50,11 +50,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class KeyedClaims {
 
-    /** The key after which a walk starts: where this queue's previous walk ended, or none. */
+    /** The key after which a walk starts: where this thread's previous walk ended, or none. */
     static final String AFTER = "after";
 
     /** How long a look at whether a queue has limits holds: a second. */
     private static final long LIMITS_LOOKED_UP_EVERY_NANOS = 1_000_000_000L;
+
+    /**
+     * How many times a leased claim that came back empty, having lost slots to other claims, is
+     * made again (see {@link #claim}).
+     */
+    private static final int AGAIN_AT_MOST = 8;
 
     private final DSLContext dsl;
     /** Rendered claims by limit, negative for those that record the starts of rate-limited keys. */
@@ -65,9 +71,9 @@ final class KeyedClaims {
     private final Map<String, String> walkedTo = new ConcurrentHashMap<>();
     /**
      * Where this thread's last walk of each queue ended: a thread that claims again resumes its
-     * own walk. Threads that shared one place visited the same keys at once, each claim passing
+     * own walk. Threads sharing one place would visit the same keys at once, each claim passing
      * over the keys whose slots the others had just locked, and a place written by whichever
-     * claim ended last put them back in step whenever they drifted apart.
+     * claim ended last would put them back in step whenever they drifted apart.
      */
     private final ThreadLocal<Map<String, String>> walkedToHere = ThreadLocal.withInitial(HashMap::new);
 
@@ -81,16 +87,10 @@ final class KeyedClaims {
     private record Looked(boolean limited, boolean unkeyed, boolean rated, long at) {}
 
     /**
-     * How many times a claim that came back empty with slots it locked but could not use is
-     * made again (see {@link #claim}).
+     * A row of the keyed claim: the job claimed (null in the row that only ends the walk), where
+     * the walk ended and how many slots it lost to other claims (in every row).
      */
-    private static final int AGAIN_AT_MOST = 3;
-
-    /**
-     * A row of the keyed claim: the job claimed, or, in the row that only ends the walk, none,
-     * where the walk ended, and how many slots the claim locked but gave no job.
-     */
-    private record Row(@Nullable Job job, @Nullable String walkedTo, int unpaired) {}
+    private record Row(@Nullable Job job, @Nullable String walkedTo, int lost) {}
 
     KeyedClaims(DSLContext dsl) {
         this.dsl = dsl;
@@ -175,23 +175,25 @@ final class KeyedClaims {
 
     /**
      * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #leased(int, boolean)} or
-     * {@link #inTransaction(int, boolean)}) and moves this queue's walk on. A statement that
-     * claimed nothing although it locked slots is made again, from where it ended, up to
-     * {@value #AGAIN_AT_MOST} times: its slots were taken by claims that committed after its
-     * first look (claims on other threads visit the same keys), or its keys' due jobs were
-     * locked by other claims, and an empty claim sends a worker to wait
-     * for the next poll while jobs are due. A transactional claim may run it again in the same
-     * transaction: the empty statement changed no row.
+     * {@link #inTransaction(int, boolean)}) and moves this thread's walk on. With {@code again},
+     * a statement that claimed nothing although it lost slots to other claims (their locks held,
+     * or, once locked, found taken by a claim that committed after its first look: claims on
+     * other threads visit the same keys) is made again, from where it ended, up to
+     * {@value #AGAIN_AT_MOST} times: an empty claim sends a worker to wait for its next poll while
+     * jobs are due. Each loss means another claim was taking a job. A key that looks full costs no
+     * second claim. A transactional claim is not made again: the slot locks of an empty attempt
+     * would last its transaction.
      */
     List<Job> claim(
             DSLContext ctx,
             Claim claim,
             int limit,
             RenderedQuery statement,
+            boolean again,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         List<Job> jobs = new ArrayList<>();
-        for (int attempt = 0; attempt <= AGAIN_AT_MOST && jobs.isEmpty(); attempt++) {
+        for (int attempt = 0; attempt <= (again ? AGAIN_AT_MOST : 0) && jobs.isEmpty(); attempt++) {
             Binds values = binds.apply(statement
                     .binds()
                     .set(JobStatements.QUEUE, claim.queue())
@@ -206,18 +208,16 @@ final class KeyedClaims {
                             row.getObject(JobStatements.JOB_COLUMNS.size() + 2) == null
                                     ? 0
                                     : row.getInt(JobStatements.JOB_COLUMNS.size() + 2)));
-            int unpaired = 0;
             for (Row row : rows) {
                 if (row.job() != null) {
                     jobs.add(row.job());
                 }
-                unpaired += row.unpaired();
             }
             if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
                 walkedTo.put(claim.queue(), rows.get(0).walkedTo());
                 walkedToHere.get().put(claim.queue(), rows.get(0).walkedTo());
             }
-            if (unpaired == 0) {
+            if (rows.isEmpty() || rows.get(0).lost() == 0) {
                 break;
             }
         }
@@ -300,13 +300,13 @@ final class KeyedClaims {
         // materialized, so that the function runs once, before the rows it names are changed
         CommonTableExpression<Record5<Long, Short, String, YearToSecond, Integer>> pairs = DSL.name("pairs")
                 .asMaterialized(
-                        DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO, called.RATE_WINDOW, called.UNPAIRED)
+                        DSL.select(called.ID, called.KEY_SLOT, called.WALKED_TO, called.RATE_WINDOW, called.LOST)
                                 .from(called));
         Field<Long> pairedId = Objects.requireNonNull(pairs.field(called.ID));
         Field<Short> pairedSlot = Objects.requireNonNull(pairs.field(called.KEY_SLOT));
         Field<String> walked = Objects.requireNonNull(pairs.field(called.WALKED_TO));
         Field<YearToSecond> pairedWindow = Objects.requireNonNull(pairs.field(called.RATE_WINDOW));
-        Field<Integer> unpaired = Objects.requireNonNull(pairs.field(called.UNPAIRED));
+        Field<Integer> lost = Objects.requireNonNull(pairs.field(called.LOST));
         // the ids as an array (an init plan), so that the rows are found by primary key, one
         // probe each: joined with the function's rows, whose count the planner cannot know, the
         // update hashed them against a scan of every partition
@@ -325,12 +325,9 @@ final class KeyedClaims {
         CommonTableExpression<Record1<Integer>> recorded = recorded(claimed, pairs, pairedId, pairedWindow);
         List<SelectField<?>> columns = new ArrayList<>();
         JobStatements.JOB_COLUMNS.forEach(column -> columns.add(claimed.field(column.getName())));
-        var end = DSL.select(walked, unpaired)
-                .from(pairs)
-                .where(pairedId.isNull())
-                .asTable("walk");
+        var end = DSL.select(walked, lost).from(pairs).where(pairedId.isNull()).asTable("walk");
         columns.add(end.field(walked.getName()));
-        columns.add(end.field(unpaired.getName()));
+        columns.add(end.field(lost.getName()));
         return RenderedQuery.of(
                 dsl,
                 (rated
