@@ -5,14 +5,16 @@
 # Needs the locksmith schema: the script builds the tool (../../../locksmith) to migrate a database
 # it creates and drops. Usage: run.sh [rounds], against 127.0.0.1:5432 as postgres (PGHOST, PGPORT,
 # PGUSER override); 100,000 jobs over 100 keys, limit 4 or none, 4 clients x 5,000 claims, a VACUUM
-# every 0.5 s meanwhile (as the workers' own), the variants alternated.
+# every 0.5 s meanwhile (as the workers' own), the variants alternated. The server's own settings
+# (fsync, autovacuum) stay as they are: name them with the figures.
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds=${1:-2}
 export PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
 db=locksmith_claim_cost
 psql -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-trap 'psql -q -d postgres -c "DROP DATABASE IF EXISTS $db"' EXIT
+stop=$(mktemp -u)
+trap 'touch "$stop"; wait; rm -f "$stop"; psql -q -d postgres -c "DROP DATABASE IF EXISTS $db"' EXIT
 ../../../locksmith migrate --modules queue --url "jdbc:postgresql://$PGHOST:$PGPORT/$db?user=$PGUSER" > /dev/null
 fill() { # limit (0: none)
   psql -q -d $db <<SQL
@@ -33,7 +35,6 @@ run() { # name limit
     | grep -E "^tps" | sed "s/^/$1 /"
   touch "$stop"; wait; rm -f "$stop"
 }
-stop=$(mktemp -u)
 for r in $(seq "$rounds"); do
   run plain 0
   run keyed 4
