@@ -193,12 +193,14 @@ final class KeyedClaims {
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         List<Job> jobs = new ArrayList<>();
+        Map<String, String> here = walkedToHere.get();
+        List<Integer> shards = List.copyOf(claim.shards());
         for (int attempt = 0; attempt <= (again ? AGAIN_AT_MOST : 0) && jobs.isEmpty(); attempt++) {
             Binds values = binds.apply(statement
                     .binds()
                     .set(JobStatements.QUEUE, claim.queue())
-                    .set(AFTER, walkedToHere.get().getOrDefault(claim.queue(), walkedTo.get(claim.queue())))
-                    .setInts(JobStatements.SHARDS, List.copyOf(claim.shards())));
+                    .set(AFTER, here.getOrDefault(claim.queue(), walkedTo.get(claim.queue())))
+                    .setInts(JobStatements.SHARDS, shards));
             List<Row> rows = statement.fetch(
                     ctx,
                     values,
@@ -215,7 +217,7 @@ final class KeyedClaims {
             }
             if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
                 walkedTo.put(claim.queue(), rows.get(0).walkedTo());
-                walkedToHere.get().put(claim.queue(), rows.get(0).walkedTo());
+                here.put(claim.queue(), rows.get(0).walkedTo());
             }
             if (rows.isEmpty() || rows.get(0).lost() == 0) {
                 break;
