@@ -157,7 +157,7 @@ public final class Claims {
                         claim,
                         true,
                         context.statements::claimTwoPhase,
-                        null,
+                        context.keyed::held,
                         b -> b.setInterval(JobStatements.HOLD, hold),
                         context.claimed()));
     }

@@ -175,8 +175,7 @@ final class JobStatements {
 
     /** The first, auto-committed step of a two-phase claim ({@link #twoPhaseClaim}). */
     RenderedQuery claimTwoPhase(int limit, Shards shards) {
-        Field<OffsetDateTime> holdEnd = Sql.statementTime().plus(DSL.param(HOLD, SQLDataType.INTERVALDAYTOSECOND));
-        return cached(twoPhaseClaims, limit, shards, () -> twoPhaseClaim(dsl, holdEnd, shards, limit));
+        return cached(twoPhaseClaims, limit, shards, () -> twoPhaseClaim(dsl, shards, limit));
     }
 
     private RenderedQuery cached(
@@ -253,15 +252,25 @@ final class JobStatements {
      * a rollback of the claiming transaction later restores a job whose attempt is counted and
      * that no claimer takes before the worker has written its backoff.
      */
-    private static org.jooq.Query twoPhaseClaim(
-            DSLContext dsl, Field<OffsetDateTime> holdEnd, Shards shards, int limit) {
-        return dsl.update(JOBS)
-                .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
-                .set(JOBS.FENCE, JOBS.FENCE.plus(DSL.inline(1L)))
-                .set(JOBS.RUN_AT, holdEnd)
-                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+    private static org.jooq.Query twoPhaseClaim(DSLContext dsl, Shards shards, int limit) {
+        // no slot: a keyed job a plain claim holds (its queue had no limit) holds none of its key's
+        // slots, nor does it keep one a lapsed keyed hold left
+        return held(dsl.update(JOBS))
+                .set(JOBS.KEY_SLOT, DSL.castNull(SQLDataType.SMALLINT))
                 .where(claimed(shards, limit))
                 .returning(JOB_COLUMNS);
+    }
+
+    /**
+     * What the first step of a two-phase claim writes to each job it claims: the attempt and the
+     * fence counted, and {@code run_at} at the end of the hold ({@link #HOLD} from now); the job
+     * stays {@code pending}.
+     */
+    static UpdateSetMoreStep<JobsRecord> held(UpdateSetFirstStep<JobsRecord> update) {
+        return update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.plus(DSL.inline(1)))
+                .set(JOBS.FENCE, JOBS.FENCE.plus(DSL.inline(1L)))
+                .set(JOBS.RUN_AT, Sql.statementTime().plus(DSL.param(HOLD, SQLDataType.INTERVALDAYTOSECOND)))
+                .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime());
     }
 
     /**

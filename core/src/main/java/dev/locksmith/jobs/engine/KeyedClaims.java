@@ -39,8 +39,9 @@ import org.jspecify.annotations.Nullable;
  * (transaction-scoped advisory locks), reads the running jobs again with a snapshot taken after
  * those locks, and pairs the free slots with each key's first due jobs in claim order. The
  * statement around it leases the paired jobs, writing each one's slot ({@code key_slot}), or
- * deletes them for a transactional claim, whose slot locks then last its transaction. One
- * statement, auto-committed for a leased claim. Its result is the claimed jobs' columns
+ * deletes them for a transactional claim, whose slot locks then last its transaction, or holds
+ * them for a two-phase claim, writing each one's slot negated. One statement, auto-committed for
+ * a leased or two-phase claim. Its result is the claimed jobs' columns
  * ({@link JobStatements#JOB_COLUMNS}), the key the walk ended at and how many slots it lost to
  * other claims, in one more row without a job when nothing was claimed.
  *
@@ -67,6 +68,7 @@ final class KeyedClaims {
     private final Map<Integer, RenderedQuery> leased = new ConcurrentHashMap<>();
 
     private final Map<Integer, RenderedQuery> inTransaction = new ConcurrentHashMap<>();
+    private final Map<Integer, RenderedQuery> held = new ConcurrentHashMap<>();
     /** Where the last walk of each queue ended, whichever thread made it. */
     private final Map<String, String> walkedTo = new ConcurrentHashMap<>();
     /**
@@ -231,7 +233,7 @@ final class KeyedClaims {
      * with {@code rated}, the starts of rate-limited keys recorded.
      */
     RenderedQuery leased(int limit, boolean rated) {
-        return leased.computeIfAbsent(rated ? -limit : limit, n -> render(limit, true, rated));
+        return leased.computeIfAbsent(rated ? -limit : limit, n -> render(limit, Mode.LEASED, rated));
     }
 
     /**
@@ -239,7 +241,29 @@ final class KeyedClaims {
      * transaction; with {@code rated}, the starts of rate-limited keys recorded.
      */
     RenderedQuery inTransaction(int limit, boolean rated) {
-        return inTransaction.computeIfAbsent(rated ? -limit : limit, n -> render(limit, false, rated));
+        return inTransaction.computeIfAbsent(rated ? -limit : limit, n -> render(limit, Mode.IN_TRANSACTION, rated));
+    }
+
+    /**
+     * The first step of a two-phase keyed claim of up to {@code limit} jobs, auto-committed as a
+     * leased one: each job's attempt and fence counted, its {@code run_at} moved to the end of the
+     * hold ({@link JobStatements#HOLD}) and its slot written negated to {@code key_slot}, which
+     * the function's looks count as a running job's while the hold lasts (the job stays
+     * {@code pending}); with {@code rated}, the starts of rate-limited keys recorded. The
+     * transaction that takes the job takes the slot's lock ({@link TwoPhaseSteps#take}).
+     */
+    RenderedQuery held(int limit, boolean rated) {
+        return held.computeIfAbsent(rated ? -limit : limit, n -> render(limit, Mode.HELD, rated));
+    }
+
+    /** What the statement around the function does to the jobs it pairs with slots. */
+    private enum Mode {
+        /** Leases them ({@code running}), writing each one's slot. */
+        LEASED,
+        /** Deletes them in the caller's transaction, whose slot locks last it. */
+        IN_TRANSACTION,
+        /** Holds them for a two-phase claim, writing each one's slot negated. */
+        HELD
     }
 
     /**
@@ -290,7 +314,7 @@ final class KeyedClaims {
                         .returningResult(DSL.inline(1)));
     }
 
-    private RenderedQuery render(int limit, boolean lease, boolean rated) {
+    private RenderedQuery render(int limit, Mode mode, boolean rated) {
         var called = JOB_CLAIM_KEYED
                 .call(
                         DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR),
@@ -315,14 +339,20 @@ final class KeyedClaims {
         Condition paired = JOBS.ID
                 .eq(DSL.any(DSL.array(DSL.select(pairedId).from(pairs).where(pairedId.isNotNull()))))
                 .and(JOBS.STATUS.eq(Sql.PENDING));
-        org.jooq.ResultQuery<Record> changed = lease
-                ? JobStatements.leased(dsl.update(JOBS))
-                        .set(
-                                JOBS.KEY_SLOT,
-                                DSL.field(DSL.select(pairedSlot).from(pairs).where(pairedId.eq(JOBS.ID))))
+        Field<Short> slotOfJob = DSL.field(DSL.select(pairedSlot).from(pairs).where(pairedId.eq(JOBS.ID)));
+        org.jooq.ResultQuery<Record> changed = switch (mode) {
+            case LEASED ->
+                JobStatements.leased(dsl.update(JOBS))
+                        .set(JOBS.KEY_SLOT, slotOfJob)
                         .where(paired)
-                        .returningResult(JobStatements.JOB_COLUMNS)
-                : dsl.deleteFrom(JOBS).where(paired).returningResult(JobStatements.JOB_COLUMNS);
+                        .returningResult(JobStatements.JOB_COLUMNS);
+            case HELD ->
+                JobStatements.held(dsl.update(JOBS))
+                        .set(JOBS.KEY_SLOT, slotOfJob.neg())
+                        .where(paired)
+                        .returningResult(JobStatements.JOB_COLUMNS);
+            case IN_TRANSACTION -> dsl.deleteFrom(JOBS).where(paired).returningResult(JobStatements.JOB_COLUMNS);
+        };
         CommonTableExpression<Record> claimed = DSL.name("claimed").as(changed);
         CommonTableExpression<Record1<Integer>> recorded = recorded(claimed, pairs, pairedId, pairedWindow);
         List<SelectField<?>> columns = new ArrayList<>();

@@ -17,6 +17,7 @@ import org.jooq.DSLContext;
 import org.jooq.Record1;
 import org.jooq.Select;
 import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,20 +60,46 @@ public final class TwoPhaseSteps {
                             () -> Generations.lookingAgain(
                                     ctx,
                                     asClaimed(job),
-                                    () -> context.config.keepCompleted()
-                                            ? History.move(
-                                                            ctx,
-                                                            JOBS.ID.in(heldAsClaimed(ctx, job)),
-                                                            History.finishing(Sql.DONE))
-                                                    .execute()
-                                            : ctx.deleteFrom(JOBS)
-                                                    .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
-                                                    .execute(),
+                                    () -> lockSlot(ctx, job)
+                                            + (context.config.keepCompleted()
+                                                    ? History.move(
+                                                                    ctx,
+                                                                    JOBS.ID.in(heldAsClaimed(ctx, job)),
+                                                                    History.finishing(Sql.DONE))
+                                                            .execute()
+                                                    : ctx.deleteFrom(JOBS)
+                                                            .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
+                                                            .execute()),
                                     taken -> taken == 1))
                     == 1;
         } catch (LockNotAvailableException stillHeld) {
             return false;
         }
+    }
+
+    /**
+     * Takes the lock of the slot of its key that a keyed claim gave the job ({@code key_slot},
+     * negated while the claim holds it: {@link KeyedClaims#held}), the lock the schema's
+     * {@code job_claim_keyed} tries for that slot, so that the transaction to be prepared keeps the
+     * slot until it is committed or rolled back, even after the hold has run out while it is in
+     * doubt; until then the held row keeps it. A claim that locked the slot before it saw the held
+     * row (a snapshot from before the hold committed) holds it until its transaction ends: this
+     * waits for it, within the lock wait. Nothing for a job without a slot; no statement for a job
+     * without a key, or of a queue without limits (looked up at most once a second).
+     *
+     * @return 0, so that it adds to the count of the statement after it
+     */
+    private int lockSlot(DSLContext ctx, Job job) {
+        if (job.concurrencyKey() != null && context.keyed.limited(ctx, job.queue())) {
+            ctx.select(DSL.field(
+                            "pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext({0} || chr(31) || {1}), -{2})",
+                            Object.class, DSL.val(job.queue()), DSL.val(job.concurrencyKey()), JOBS.KEY_SLOT))
+                    .from(JOBS)
+                    .where(asClaimed(job))
+                    .and(JOBS.KEY_SLOT.lt((short) 0))
+                    .fetch();
+        }
+        return 0;
     }
 
     /**
@@ -131,7 +158,10 @@ public final class TwoPhaseSteps {
                     .execute();
             return moved == 0 ? Optional.empty() : Optional.of(Settlement.result(effective, job.runAt()));
         }
-        var update = c.update(JOBS).set(JOBS.UPDATED_AT, Sql.statementTime());
+        // the slot a keyed claim held goes with the hold: the job waits for its next claim
+        var update = c.update(JOBS)
+                .set(JOBS.UPDATED_AT, Sql.statementTime())
+                .set(JOBS.KEY_SLOT, DSL.castNull(SQLDataType.SMALLINT));
         var set = effective == JobControl.Action.SNOOZE
                 ? update.set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1)).set(JOBS.RUN_AT, Sql.after(delay))
                 : update.set(JOBS.RUN_AT, Sql.after(delay)).set(JOBS.LAST_ERROR, message);
@@ -153,6 +183,7 @@ public final class TwoPhaseSteps {
                         c,
                         asClaimed(job),
                         () -> c.update(JOBS)
+                                .set(JOBS.KEY_SLOT, DSL.castNull(SQLDataType.SMALLINT))
                                 .set(JOBS.ATTEMPTS, JOBS.ATTEMPTS.minus(1))
                                 .set(JOBS.RUN_AT, Sql.after(delay))
                                 .set(JOBS.UPDATED_AT, Sql.statementTime())

@@ -68,17 +68,27 @@ class ConcurrencyLimitsTest extends DatabaseTest {
         final Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
 
         void run(DSLContext tx, Job job) {
-            String key = job.concurrencyKey();
-            int now = running.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-            most.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(now, Math::max);
-            runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+            started(job);
             try {
                 // the handler's work: a few milliseconds on the job's own connection, so that the
                 // runs of a key overlap when nothing holds them apart
                 tx.execute("SELECT pg_sleep(0.003)");
             } finally {
-                running.get(key).decrementAndGet();
+                ended(job);
             }
+        }
+
+        /** A run of {@code job} starts. */
+        void started(Job job) {
+            String key = job.concurrencyKey();
+            int now = running.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            most.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(now, Math::max);
+            runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+        }
+
+        /** The run of {@code job} that {@link #started} began ends. */
+        void ended(Job job) {
+            running.get(job.concurrencyKey()).decrementAndGet();
         }
 
         int most(String key) {

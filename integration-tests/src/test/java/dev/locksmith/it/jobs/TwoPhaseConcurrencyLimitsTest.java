@@ -1,0 +1,233 @@
+package dev.locksmith.it.jobs;
+
+import static dev.locksmith.codegen.Tables.JOBS;
+import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobControl;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.PreparedJob;
+import dev.locksmith.jobs.TwoPhaseJobHandler;
+import dev.locksmith.jobs.TwoPhaseSeams;
+import dev.locksmith.jobs.TwoPhaseWorker;
+import dev.locksmith.jobs.Worker;
+import dev.locksmith.observe.JobEvent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.jooq.DSLContext;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code TwoPhaseWorker} on a queue with concurrency limits: a job it claims holds a slot of its
+ * key from the claim until its prepared transaction is committed or rolled back, counted by every
+ * other claim, whichever worker mode makes it; and a prepared transaction still in doubt after
+ * the claim's hold keeps the slot.
+ */
+class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
+
+    static final String QUEUE = "limited-2pc";
+    static final int KEYS = 10;
+    static final int PER_KEY = 12;
+    static final int JOBS_COUNT = KEYS * PER_KEY;
+
+    private final ConcurrencyLimitsTest.Recorder recorder = new ConcurrencyLimitsTest.Recorder();
+    private final Set<Long> ranTwoPhase = ConcurrentHashMap.newKeySet();
+
+    @Override
+    protected int poolSize() {
+        return 40;
+    }
+
+    /** Key {@code k2} has limit 1 + 2 % 3 = 3: limits 1 to 3. */
+    static int limitOf(int key) {
+        return 1 + key % 3;
+    }
+
+    @BeforeEach
+    void noLimitsYet() {
+        dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
+    }
+
+    /**
+     * The two-phase handler as the recorder sees it: a run starts with the database work (after
+     * the job was claimed and taken) and ends with the side effect (before COMMIT PREPARED), a few
+     * milliseconds later; the slot is held from before the one to after the other.
+     */
+    private TwoPhaseJobHandler recordingRuns() {
+        return new TwoPhaseJobHandler() {
+            @Override
+            public void handleInTransaction(Job job, DSLContext tx) {
+                recorder.started(job);
+                ranTwoPhase.add(job.id());
+            }
+
+            @Override
+            public void performSideEffect(PreparedJob job) {
+                try {
+                    dsl.execute("SELECT pg_sleep(0.003)");
+                } finally {
+                    recorder.ended(job.job());
+                }
+            }
+        };
+    }
+
+    @Test
+    void twoPhaseAndLeasedWorkersTogetherNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < PER_KEY; i++) {
+            for (int k = 0; k < KEYS; k++) {
+                jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k" + k).build());
+            }
+        }
+        queue.enqueueAll(dsl, jobs);
+        for (int k = 0; k < KEYS; k++) {
+            queue.concurrencyLimits().set(dsl, QUEUE, "k" + k, limitOf(k));
+        }
+        CountDownLatch done = new CountDownLatch(JOBS_COUNT);
+        List<Worker> workers = new ArrayList<>();
+        try {
+            for (int w = 0; w < 2; w++) {
+                workers.add(TwoPhaseWorker.builder(
+                                observed(counting(JobEvent.COMPLETED, done)), QUEUE, recordingRuns(), ledgerCheck())
+                        .threads(3)
+                        .pollInterval(Duration.ofMillis(20))
+                        .build()
+                        .start());
+            }
+            workers.add(JobWorker.builder(
+                            new JobQueue(observed(counting(JobEvent.COMPLETED, done))),
+                            QUEUE,
+                            (job, tx) -> recorder.run(tx, job))
+                    .threads(2)
+                    .pollInterval(Duration.ofMillis(20))
+                    .build()
+                    .start());
+            await(done, "every job completed");
+        } finally {
+            workers.forEach(Worker::close);
+        }
+        for (int k = 0; k < KEYS; k++) {
+            assertThat(recorder.most("k" + k)).as("most running of k" + k).isBetween(1, limitOf(k));
+        }
+        assertThat(recorder.runs).hasSize(JOBS_COUNT);
+        assertThat(recorder.runs.values().stream().filter(n -> n.get() != 1).count())
+                .as("jobs run more than once")
+                .isZero();
+        assertThat(ranTwoPhase.size())
+                .as("jobs the two-phase workers ran; the leased worker ran the others")
+                .isBetween(1, JOBS_COUNT - 1);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    @Test
+    void aJobThatWaitsForItsRetryOrItsSnoozeGivesItsSlotBack() throws Exception {
+        queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
+        long retried = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "retry").concurrencyKey("solo").build());
+        long snoozed = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "snooze").concurrencyKey("solo").build());
+        long last = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        CountDownLatch done = new CountDownLatch(1);
+        TwoPhaseJobHandler handler = new TwoPhaseJobHandler() {
+            @Override
+            public void handleInTransaction(Job job, DSLContext tx) {
+                // an hour each: held in their slot meanwhile, the last job would wait that long
+                switch (job.kind()) {
+                    case "retry" -> throw JobControl.retryAfter(Duration.ofHours(1), "later");
+                    case "snooze" -> throw JobControl.snooze(Duration.ofHours(1));
+                    default -> tx.execute("INSERT INTO twophase_results VALUES (?)", job.id());
+                }
+            }
+
+            @Override
+            public void performSideEffect(PreparedJob job) {
+                recordEffect(job);
+            }
+        };
+        try (TwoPhaseWorker worker = TwoPhaseWorker.builder(
+                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, handler, ledgerCheck())
+                .threads(1)
+                .pollInterval(Duration.ofMillis(20))
+                .build()
+                .start()) {
+            await(done, "the last job completed");
+        }
+        assertThat(results()).containsOnlyKeys(last);
+        assertThat(dsl.select(JOBS.ID).from(JOBS).orderBy(JOBS.ID).fetch(JOBS.ID))
+                .as("the two jobs waiting an hour")
+                .containsExactly(retried, snoozed);
+        assertThat(dsl.fetchCount(JOBS, JOBS.KEY_SLOT.isNotNull()))
+                .as("jobs in a slot")
+                .isZero();
+    }
+
+    @Test
+    void aPreparedTransactionInDoubtAfterItsHoldKeepsItsSlot() throws Exception {
+        queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
+        long first = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long second = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        CountDownLatch prepared = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(2);
+        TwoPhaseJobHandler handler = new TwoPhaseJobHandler() {
+            @Override
+            public void handleInTransaction(Job job, DSLContext tx) {
+                tx.execute("INSERT INTO twophase_results VALUES (?)", job.id());
+            }
+
+            @Override
+            public void performSideEffect(PreparedJob job) throws Exception {
+                recordEffect(job);
+                if (job.job().id() == first) {
+                    prepared.countDown();
+                    assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isTrue();
+                }
+            }
+        };
+        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
+                        TwoPhaseWorker.builder(
+                                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, handler, ledgerCheck())
+                                .threads(1)
+                                .pollInterval(Duration.ofMillis(20)),
+                        job -> {
+                            if (job.id() == first) {
+                                // the hold runs out (a minute at least; moved here by hand) before
+                                // the job is taken and prepared
+                                dsl.execute(
+                                        "UPDATE locksmith.jobs SET run_at = now() - interval '1 second' WHERE id = ?",
+                                        first);
+                            }
+                        })
+                .build()
+                .start()) {
+            await(prepared, "the first job was prepared");
+            assertThat(dsl.fetchValue("SELECT key_slot < 0 AND run_at < now() FROM locksmith.jobs WHERE id = ?", first))
+                    .as("the held row no longer counts: its hold ran out")
+                    .isEqualTo(true);
+            // the prepared transaction, in doubt past its hold, still holds the key's only slot
+            assertThat(queue.claim(QUEUE, 1, Duration.ofMinutes(5), "other"))
+                    .as("a claim while the first job's transaction is prepared")
+                    .isEmpty();
+            assertThat(queue.find(dsl, second).orElseThrow().attempts()).isZero();
+
+            proceed.countDown();
+            await(done, "both jobs completed");
+        }
+        assertThat(results()).containsOnlyKeys(first, second);
+        assertThat(effects()).containsOnlyKeys(first, second);
+        assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+}
