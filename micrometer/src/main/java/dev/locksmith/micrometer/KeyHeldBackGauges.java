@@ -33,13 +33,7 @@ final class KeyHeldBackGauges {
     private boolean closed;
 
     KeyHeldBackGauges(
-            JobQueue jobQueue,
-            String queue,
-            int keys,
-            int cap,
-            Duration interval,
-            MeterRegistry registry,
-            Logger log) {
+            JobQueue jobQueue, String queue, int keys, int cap, Duration interval, MeterRegistry registry, Logger log) {
         this.reading = new CachedReading<>(
                 () -> jobQueue.concurrencyLimits().heldBackByKey(queue, keys, cap),
                 "the keys of queue " + queue + " that hold back the most jobs",
@@ -81,7 +75,8 @@ final class KeyHeldBackGauges {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         for (KeyHeldBack key : latest) {
             values.put(key.concurrencyKey(), key.jobsHeldBack());
-            rows.add(MultiGauge.Row.of(Tags.of("key", key.concurrencyKey()), this, g -> g.heldBack(key.concurrencyKey())));
+            rows.add(MultiGauge.Row.of(
+                    Tags.of("key", key.concurrencyKey()), this, g -> g.heldBack(key.concurrencyKey())));
         }
         shown = values;
         registered = latest;
@@ -91,7 +86,11 @@ final class KeyHeldBackGauges {
         } catch (RuntimeException e) {
             // not tried again before the next read, so that a registry that refuses costs one
             // warning per interval, not one per scrape
-            log.warn("could not register the gauges {} of {} keys; tried again after the next read", NAME, rows.size(), e);
+            log.warn(
+                    "could not register the gauges {} of {} keys; tried again after the next read",
+                    NAME,
+                    rows.size(),
+                    e);
         }
     }
 

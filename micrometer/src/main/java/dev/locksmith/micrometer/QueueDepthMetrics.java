@@ -161,7 +161,8 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
             readings.add(held);
             // the per-key gauges come and go with their keys: the queue's limit gauges, always
             // there, start their reads
-            @Nullable KeyHeldBackGauges keys = keysPerQueue == 0
+            @Nullable
+            KeyHeldBackGauges keys = keysPerQueue == 0
                     ? null
                     : new KeyHeldBackGauges(jobQueue, queue, keysPerQueue, cap, refreshInterval, registry, LOG);
             if (keys != null) {
@@ -326,8 +327,8 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
          */
         public Builder keysPerQueue(int keysPerQueue) {
             if (keysPerQueue < 0 || keysPerQueue > MAX_KEYS_PER_QUEUE) {
-                throw new IllegalArgumentException("keysPerQueue must be between 0 and " + MAX_KEYS_PER_QUEUE
-                        + ", was " + keysPerQueue);
+                throw new IllegalArgumentException(
+                        "keysPerQueue must be between 0 and " + MAX_KEYS_PER_QUEUE + ", was " + keysPerQueue);
             }
             this.keysPerQueue = keysPerQueue;
             return this;

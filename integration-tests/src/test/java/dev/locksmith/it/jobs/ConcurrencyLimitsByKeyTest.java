@@ -62,7 +62,12 @@ class ConcurrencyLimitsByKeyTest extends DatabaseTest {
         limits.set(dsl, QUEUE, "d", 1);
         enqueue("a", 5);
         enqueue("b", 3);
-        queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("b").delay(Duration.ofHours(1)).build());
+        queue.enqueue(
+                dsl,
+                NewJob.builder(QUEUE, "work")
+                        .concurrencyKey("b")
+                        .delay(Duration.ofHours(1))
+                        .build());
         enqueue("c", 4);
         enqueue("d", 5);
         enqueue("e", 2);

@@ -170,14 +170,12 @@ class MetricsLimitKeysTest extends DatabaseTest {
         try {
             bound(3);
             assertThat(keysAtLimit("tenants")).isEqualTo(3);
-            assertThat(byKey("tenants"))
-                    .containsExactly(Map.entry("a", 4.0), Map.entry("b", 2.0), Map.entry("d", 1.0));
+            assertThat(byKey("tenants")).containsExactly(Map.entry("a", 4.0), Map.entry("b", 2.0), Map.entry("d", 1.0));
 
             counting.failing(true);
             clock.add(INTERVAL);
             assertThat(keysAtLimit("tenants")).isEqualTo(3); // the last value, no exception
-            assertThat(byKey("tenants"))
-                    .containsExactly(Map.entry("a", 4.0), Map.entry("b", 2.0), Map.entry("d", 1.0));
+            assertThat(byKey("tenants")).containsExactly(Map.entry("a", 4.0), Map.entry("b", 2.0), Map.entry("d", 1.0));
             assertThat(counting.statements()).isEqualTo(4); // one failed try of each, not one per gauge
             assertThat(warnings.list)
                     .filteredOn(event -> event.getFormattedMessage().contains("the keys of queue tenants"))
@@ -207,7 +205,10 @@ class MetricsLimitKeysTest extends DatabaseTest {
                         .keysPerQueue(QueueDepthMetrics.MAX_KEYS_PER_QUEUE + 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("keysPerQueue must be between 0 and 100, was 101");
-        assertThat(QueueDepthMetrics.builder(any, List.of("q")).keysPerQueue(100).build().keysPerQueue())
+        assertThat(QueueDepthMetrics.builder(any, List.of("q"))
+                        .keysPerQueue(100)
+                        .build()
+                        .keysPerQueue())
                 .isEqualTo(100);
     }
 }
