@@ -56,9 +56,10 @@ import org.slf4j.LoggerFactory;
  * <p>No thread of its own: the first gauge read after the interval runs the statement on the
  * reading thread (a scrape), with the registry's clock deciding when the interval has passed.
  * Until the first successful read every gauge is {@code NaN}, and there is no per-key gauge (no
- * key to tag yet); a key found by a read has its gauge from the next scrape on. A read that fails keeps the last
- * values, is logged at WARN (logger {@code dev.locksmith.micrometer.QueueDepthMetrics}) with the
- * exception, and is tried again after the interval; a gauge never throws.
+ * key to tag yet); a key that a read finds has its gauge from then on, which a scrape under way
+ * may miss. A read that fails keeps the last values (and keys), is logged at WARN (logger
+ * {@code dev.locksmith.micrometer.QueueDepthMetrics}) with the exception, and is tried again after
+ * the interval; a gauge never throws.
  *
  * <pre>{@code
  * QueueDepthMetrics depth = QueueDepthMetrics.builder(queue, List.of("emails", "invoices")).build();
