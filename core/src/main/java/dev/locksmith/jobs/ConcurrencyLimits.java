@@ -1,6 +1,7 @@
 package dev.locksmith.jobs;
 
 import dev.locksmith.jobs.engine.Limits;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
@@ -60,6 +61,9 @@ public final class ConcurrencyLimits {
 
     /** Largest limit. */
     public static final int MAX = Limits.MAX;
+
+    /** The most keys {@link #heldBackByKey} lists: 100. */
+    public static final int MAX_KEYS_LISTED = Limits.MAX_KEYS_LISTED;
 
     private final Limits limits;
 
@@ -180,6 +184,57 @@ public final class ConcurrencyLimits {
     public HeldBack heldBack(String queue, int cap) {
         var read = limits.heldBack(queue, cap);
         return new HeldBack(read.getKey(), read.getValue(), cap);
+    }
+
+    /**
+     * One key at a limit and what it holds back: a row of {@link #heldBackByKey}.
+     *
+     * @param concurrencyKey the key
+     * @param running its running (leased) jobs
+     * @param jobsHeldBack its due pending jobs, counted up to the cap the call was given: they wait
+     *     for their key, not for a worker
+     */
+    public record KeyHeldBack(String concurrencyKey, int running, int jobsHeldBack) {
+
+        /**
+         * Checks the values.
+         *
+         * @param concurrencyKey the key, not null
+         * @param running not negative
+         * @param jobsHeldBack not negative
+         */
+        public KeyHeldBack {
+            Objects.requireNonNull(concurrencyKey, "concurrencyKey");
+            if (running < 0 || jobsHeldBack < 0) {
+                throw new IllegalArgumentException(
+                        "running and jobsHeldBack must not be negative, were " + running + " and " + jobsHeldBack);
+            }
+        }
+    }
+
+    /**
+     * The keys of {@code queue} that hold back the most jobs now, for gauges and pages that show
+     * a few keys by name: at most {@code keys} of the keys at a limit (as {@link #heldBack} counts
+     * them: running jobs that reach the key's concurrency limit, or a full window of starts),
+     * those with the most due pending jobs first, ties in key order. A key below its limits is not
+     * listed, however many jobs it has pending.
+     *
+     * <p>One read-only statement on the {@code JobQueue}'s own {@code DSLContext}, no lock: the
+     * work of {@link #heldBack} to find the keys at a limit, then for each of them one bounded
+     * index range over its due pending jobs (stopped at {@code cap}), a sort of those keys, and for
+     * each key kept a count of its running jobs (about its limit). Its cost grows with the keys at a
+     * limit, not with {@code keys}: every one of them is counted before the first {@code keys} are
+     * kept, so a queue with 10,000 keys at their limit costs 10,000 ranges of up to {@code cap}
+     * rows each. Jobs and starts of a transactional claim still open are not seen by it.
+     *
+     * @param queue the queue, 1 to 128 characters
+     * @param keys the most keys listed, 1 to {@value #MAX_KEYS_LISTED}
+     * @param cap stop counting each key's held-back jobs at this many, 1 to 1,000,000
+     * @return the keys, most held back first; empty when no key is at a limit
+     * @throws IllegalArgumentException for a bad queue, {@code keys} or cap (nothing runs)
+     */
+    public List<KeyHeldBack> heldBackByKey(String queue, int keys, int cap) {
+        return limits.heldBackByKey(queue, keys, cap);
     }
 
     /**

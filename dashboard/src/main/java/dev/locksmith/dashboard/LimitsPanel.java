@@ -16,13 +16,18 @@ import org.jooq.impl.DSL;
  * The queues page's concurrency limits ({@link ConcurrencyLimits}): per queue that has any, its
  * default limit per key, how many keys have a limit of their own, how many keys run as many jobs
  * as their limit, and the due jobs those keys hold back (counted up to the cap,
- * {@link ConcurrencyLimits#heldBack}). The limits are read in the page's read-only transaction
- * (a group over the small limits table, {@value #MAX_QUEUES} queues at most); the held-back counts
- * on the queue's own context, as the depths are.
+ * {@link ConcurrencyLimits#heldBack}), and the {@value #TOP_KEYS} keys holding back the most
+ * ({@link ConcurrencyLimits#heldBackByKey}, read only for a queue with a key at its limit). The
+ * limits are read in the page's read-only transaction (a group over the small limits table,
+ * {@value #MAX_QUEUES} queues at most); the held-back counts on the queue's own context, as the
+ * depths are.
  */
 final class LimitsPanel {
 
     static final int MAX_QUEUES = 100;
+
+    /** Keys named per queue: those at a limit that hold back the most jobs. */
+    static final int TOP_KEYS = 3;
 
     private final DashboardConfig config;
     private final Reads reads;
@@ -71,7 +76,7 @@ final class LimitsPanel {
             ConcurrencyLimits.HeldBack held = queue.concurrencyLimits().heldBack(q.value1(), config.countCap());
             rows.add(Html.of(
                     "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
-                            + "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                            + "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                     q.value1(),
                     q.value2() == null ? "–" : Format.count(q.value2()),
                     Format.count(q.value3()),
@@ -79,14 +84,31 @@ final class LimitsPanel {
                             ? "–"
                             : q.value4() + " per " + Format.age(Duration.of(q.value5(), ChronoUnit.MICROS)),
                     Format.count(held.keysAtLimit()),
-                    Format.count(held.jobsHeldBack(), held.cap())));
+                    Format.count(held.jobsHeldBack(), held.cap()),
+                    topKeys(q.value1(), held)));
         }
         return Html.of(
                 "<p class=\"hint\">Jobs held back wait for their key to drop below its limit, not for a worker "
                         + "(<code>docs/concurrency-limits.md</code>).</p>"
                         + "<table class=\"limits\" id=\"concurrency-limits\"><thead><tr><th>queue</th><th>limit per key</th>"
-                        + "<th>keys with their own</th><th>starts per key</th><th>keys at their limit</th><th>jobs held back</th></tr></thead>"
+                        + "<th>keys with their own</th><th>starts per key</th><th>keys at their limit</th><th>jobs held back</th>"
+                        + "<th>most held back by</th></tr></thead>"
                         + "<tbody>{}</tbody></table>",
                 Html.join(rows));
+    }
+
+    /** "t-1 (2), t-9 (1)": the keys holding back the most, with their held-back jobs. */
+    private Html topKeys(String q, ConcurrencyLimits.HeldBack held) {
+        if (held.keysAtLimit() == 0) {
+            return Html.raw("–");
+        }
+        List<Html> keys = new ArrayList<>();
+        for (var key : queue.concurrencyLimits().heldBackByKey(q, TOP_KEYS, held.cap())) {
+            keys.add(Html.of(
+                    keys.isEmpty() ? "{} ({})" : ", {} ({})",
+                    key.concurrencyKey(),
+                    Format.count(key.jobsHeldBack(), held.cap())));
+        }
+        return Html.join(keys);
     }
 }

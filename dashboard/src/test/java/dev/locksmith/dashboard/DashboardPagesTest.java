@@ -233,13 +233,16 @@ class DashboardPagesTest {
                 List.of(
                         NewJob.builder("tenants", "a").concurrencyKey("t-1").build(),
                         NewJob.builder("tenants", "b").concurrencyKey("t-1").build(),
-                        NewJob.builder("tenants", "c").concurrencyKey("t-1").build()));
-        assertThat(queue.claim("tenants", 10, Duration.ofMinutes(5), "w")).hasSize(1);
+                        NewJob.builder("tenants", "c").concurrencyKey("t-1").build(),
+                        NewJob.builder("tenants", "d").concurrencyKey("t-2").build(),
+                        NewJob.builder("tenants", "e").concurrencyKey("t-2").build()));
+        assertThat(queue.claim("tenants", 10, Duration.ofMinutes(5), "w")).hasSize(2);
         String page = ro.get("/").body();
         assertThat(page)
                 .contains("id=\"concurrency-limits\"")
                 .contains("<tr><td>tenants</td><td class=\"num\">1</td><td class=\"num\">1</td>"
-                        + "<td>100 per 1 min 0 s</td><td class=\"num\">1</td><td class=\"num\">2</td></tr>");
+                        + "<td>100 per 1 min 0 s</td><td class=\"num\">2</td><td class=\"num\">3</td>"
+                        + "<td>t-1 (2), t-2 (1)</td></tr>");
     }
 
     @Test

@@ -61,6 +61,12 @@ final class CachedReading<T> {
         return value;
     }
 
+    /** The last value read, without reading; null until a read succeeded. */
+    @Nullable
+    T last() {
+        return value;
+    }
+
     /** No read after this; the last value stays. */
     void close() {
         closed = true;

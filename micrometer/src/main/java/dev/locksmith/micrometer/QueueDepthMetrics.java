@@ -35,7 +35,17 @@ import org.slf4j.LoggerFactory;
  *       concurrency limit, and {@code locksmith.jobs.limit.held.back} ({@code queue}): the due
  *       pending jobs of those keys, counted up to the cap, which wait for their key rather than
  *       for a worker ({@link dev.locksmith.jobs.ConcurrencyLimits#heldBack}); 0 on a queue without
- *       limits. Not per key: a key is a tenant, and tenants are too many for tags.</li>
+ *       limits.</li>
+ *   <li>{@code locksmith.jobs.limit.key.held.back} ({@code queue}, {@code key}), only when
+ *       {@link Builder#keysPerQueue} is set: the due pending jobs of one key at its limit, counted
+ *       up to the cap, for the keys of each queue that hold back the most
+ *       ({@link dev.locksmith.jobs.ConcurrencyLimits#heldBackByKey}). Off by default, and at most
+ *       {@value #MAX_KEYS_PER_QUEUE} keys a queue, because a key is usually a tenant: a tag per
+ *       tenant would be a time series per tenant, which a metrics backend pays for by the series;
+ *       only the keys that hold jobs back now are tagged, and a key that leaves the top keys (its
+ *       jobs ran, its limit was raised, others hold back more) loses its gauge at the next read.
+ *       It costs one more statement per queue and interval, whose work grows with the keys at a
+ *       limit (one bounded index range each).</li>
  *   <li>{@code locksmith.jobs.history.rows} and {@code locksmith.jobs.history.partitions}: the
  *       size of the history of finished jobs ({@link JobQueue#historySize()}): an <b>estimate</b>
  *       from the statistics ({@code pg_class.reltuples}, as of each partition's last ANALYZE),
@@ -45,9 +55,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>No thread of its own: the first gauge read after the interval runs the statement on the
  * reading thread (a scrape), with the registry's clock deciding when the interval has passed.
- * Until the first successful read every gauge is {@code NaN}. A read that fails keeps the last
- * values, is logged at WARN (logger {@code dev.locksmith.micrometer.QueueDepthMetrics}) with the
- * exception, and is tried again after the interval; a gauge never throws.
+ * Until the first successful read every gauge is {@code NaN}, and there is no per-key gauge (no
+ * key to tag yet); a key that a read finds has its gauge from then on, which a scrape under way
+ * may miss. A read that fails keeps the last values (and keys), is logged at WARN (logger
+ * {@code dev.locksmith.micrometer.QueueDepthMetrics}) with the exception, and is tried again after
+ * the interval; a gauge never throws.
  *
  * <pre>{@code
  * QueueDepthMetrics depth = QueueDepthMetrics.builder(queue, List.of("emails", "invoices")).build();
@@ -65,20 +77,26 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
     /** The most queues one instance measures: each is a statement per refresh, and a tag value. */
     public static final int MAX_QUEUES = 100;
 
+    /** The most keys per queue with a gauge of their own ({@link Builder#keysPerQueue}). */
+    public static final int MAX_KEYS_PER_QUEUE = ConcurrencyLimits.MAX_KEYS_LISTED;
+
     private static final Logger LOG = LoggerFactory.getLogger(QueueDepthMetrics.class);
 
     private final JobQueue jobQueue;
     private final List<String> queues;
     private final Duration refreshInterval;
     private final int cap;
+    private final int keysPerQueue;
     private final GaugeBinding binding = new GaugeBinding("QueueDepthMetrics");
     private final List<CachedReading<?>> readings = new ArrayList<>();
+    private final List<KeyHeldBackGauges> keyGauges = new ArrayList<>();
 
     private QueueDepthMetrics(Builder b) {
         this.jobQueue = b.jobQueue;
         this.queues = List.copyOf(b.queues);
         this.refreshInterval = b.refreshInterval;
         this.cap = b.cap;
+        this.keysPerQueue = b.keysPerQueue;
     }
 
     /**
@@ -110,6 +128,11 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
         return cap;
     }
 
+    /** {@return the most keys per queue with a gauge of their own; 0 when the per-key gauge is off} */
+    public int keysPerQueue() {
+        return keysPerQueue;
+    }
+
     /**
      * Registers the gauges of every queue in {@code registry}. Binding again to the same registry
      * does nothing.
@@ -137,12 +160,22 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                     registry.config().clock(),
                     LOG);
             readings.add(held);
-            binding.add(Gauge.builder("locksmith.jobs.limit.keys", held, r -> value(r, h -> h.keysAtLimit()))
+            // the per-key gauges come and go with their keys: the queue's limit gauges, always
+            // there, start their reads
+            @Nullable
+            KeyHeldBackGauges keys = keysPerQueue == 0
+                    ? null
+                    : new KeyHeldBackGauges(jobQueue, queue, keysPerQueue, cap, refreshInterval, registry, LOG);
+            if (keys != null) {
+                keyGauges.add(keys);
+            }
+            binding.add(Gauge.builder("locksmith.jobs.limit.keys", held, r -> limits(r, keys, h -> h.keysAtLimit()))
                     .description("Keys whose running jobs reach their concurrency limit")
                     .tag("queue", queue)
                     .strongReference(true)
                     .register(registry));
-            binding.add(Gauge.builder("locksmith.jobs.limit.held.back", held, r -> value(r, h -> h.jobsHeldBack()))
+            binding.add(Gauge.builder(
+                            "locksmith.jobs.limit.held.back", held, r -> limits(r, keys, h -> h.jobsHeldBack()))
                     .description(
                             "Due pending jobs of keys at their concurrency limit, counted up to the cap (" + cap + ")")
                     .tag("queue", queue)
@@ -188,6 +221,7 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
     public synchronized void close() {
         if (binding.close()) {
             readings.forEach(CachedReading::close);
+            keyGauges.forEach(KeyHeldBackGauges::close);
         }
     }
 
@@ -206,6 +240,16 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                 .register(registry));
     }
 
+    private static double limits(
+            CachedReading<ConcurrencyLimits.HeldBack> reading,
+            @Nullable KeyHeldBackGauges keys,
+            ToDoubleFunction<ConcurrencyLimits.HeldBack> of) {
+        if (keys != null) {
+            keys.refresh();
+        }
+        return value(reading, of);
+    }
+
     private static <T> double value(CachedReading<T> reading, ToDoubleFunction<T> of) {
         @Nullable T read = reading.get();
         return read == null ? Double.NaN : of.applyAsDouble(read);
@@ -221,6 +265,7 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
         private final Set<String> queues;
         private Duration refreshInterval = DEFAULT_REFRESH_INTERVAL;
         private int cap = DEFAULT_CAP;
+        private int keysPerQueue;
 
         private Builder(JobQueue jobQueue, Collection<String> queues) {
             this.jobQueue = Objects.requireNonNull(jobQueue, "jobQueue");
@@ -266,6 +311,27 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                 throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
             }
             this.cap = cap;
+            return this;
+        }
+
+        /**
+         * Turns on the gauge {@code locksmith.jobs.limit.key.held.back}, tagged {@code queue} and
+         * {@code key}, for the {@code keysPerQueue} keys of each queue at a limit that hold back
+         * the most due jobs (see the class description): at most
+         * {@code keysPerQueue * queues} time series, each key's present only while it is among
+         * them. Read with one more statement per queue at most once per refresh interval, together
+         * with the queue's limit gauges.
+         *
+         * @param keysPerQueue 0 (off, the default) to {@value #MAX_KEYS_PER_QUEUE}
+         * @return this builder
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder keysPerQueue(int keysPerQueue) {
+            if (keysPerQueue < 0 || keysPerQueue > MAX_KEYS_PER_QUEUE) {
+                throw new IllegalArgumentException(
+                        "keysPerQueue must be between 0 and " + MAX_KEYS_PER_QUEUE + ", was " + keysPerQueue);
+            }
+            this.keysPerQueue = keysPerQueue;
             return this;
         }
 

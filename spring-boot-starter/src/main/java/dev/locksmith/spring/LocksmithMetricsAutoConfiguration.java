@@ -26,7 +26,8 @@ import org.springframework.context.annotation.Conditional;
  * Metrics, with {@code locksmith-micrometer} on the class path and a {@code MeterRegistry} bean:
  * a {@link LocksmithMetrics} bean (a {@code LocksmithObserver}, so the repositories and workers
  * report to it), a {@link QueueDepthMetrics} for the queues of the {@link LocksmithHandler}s and of
- * {@code locksmith.queues} (when there is one), and a {@link PoolMetrics} when the {@code pool} module is in
+ * {@code locksmith.queues} (when there is one; with gauges per key when
+ * {@code locksmith.metrics.limit-keys-per-queue} is set), and a {@link PoolMetrics} when the {@code pool} module is in
  * {@code locksmith.schema.modules} (and likewise the queue gauges need the {@code queue} module), and a
  * {@link HorizonMetrics} (what holds the MVCC horizon back). Each is bound to the registry once every bean is created (the
  * primary one when there are several, as Spring Boot binds its own {@code MeterBinder}s), and is
@@ -65,7 +66,9 @@ public class LocksmithMetricsAutoConfiguration {
         java.util.Set<String> queues =
                 new java.util.TreeSet<>(handlers.byQueue().keySet());
         queues.addAll(properties.queues().keySet());
-        return QueueDepthMetrics.builder(queue, queues).build();
+        return QueueDepthMetrics.builder(queue, queues)
+                .keysPerQueue(properties.metrics().limitKeysPerQueue())
+                .build();
     }
 
     @Bean

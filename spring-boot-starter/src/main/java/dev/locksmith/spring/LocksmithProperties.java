@@ -40,6 +40,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param audit the lock audit's settings (locksmith.audit.*)
  * @param health the health indicator's thresholds (locksmith.health.*)
  * @param horizon the workers' watch on the MVCC horizon (locksmith.horizon.*)
+ * @param metrics the gauges' settings (locksmith.metrics.*)
  */
 @ConfigurationProperties(prefix = "locksmith")
 public record LocksmithProperties(
@@ -51,7 +52,8 @@ public record LocksmithProperties(
         @DefaultValue Retention retention,
         @DefaultValue Audit audit,
         @DefaultValue Health health,
-        @DefaultValue Horizon horizon) {
+        @DefaultValue Horizon horizon,
+        @DefaultValue Metrics metrics) {
 
     /** Longest queue name, as JobQueue allows. */
     static final int MAX_QUEUE_NAME = 128;
@@ -68,6 +70,7 @@ public record LocksmithProperties(
      * @param audit locksmith.audit.*
      * @param health locksmith.health.*
      * @param horizon locksmith.horizon.*
+     * @param metrics locksmith.metrics.*
      * @throws IllegalArgumentException naming the property, for a value out of range
      */
     public LocksmithProperties {
@@ -79,6 +82,7 @@ public record LocksmithProperties(
         Objects.requireNonNull(audit, "audit");
         Objects.requireNonNull(health, "health");
         Objects.requireNonNull(horizon, "horizon");
+        Objects.requireNonNull(metrics, "metrics");
         queues = Collections.unmodifiableMap(new TreeMap<>(Objects.requireNonNull(queues, "queues")));
         for (Map.Entry<String, Queue> entry : queues.entrySet()) {
             requireQueueName("locksmith.queues." + entry.getKey(), entry.getKey());
@@ -481,6 +485,30 @@ public record LocksmithProperties(
                 throw new IllegalArgumentException(
                         "locksmith.horizon.warn-after must be 0s (off) or between 1s and 1d, was " + warnAfter);
             }
+        }
+    }
+
+    /**
+     * The gauges' settings (locksmith.metrics.*), used with locksmith-micrometer and a
+     * MeterRegistry bean.
+     *
+     * @param limitKeysPerQueue how many keys of each queue, among those at a concurrency or rate
+     *     limit that hold back the most due jobs, get a gauge of their own
+     *     (locksmith.jobs.limit.key.held.back, tagged queue and key; QueueDepthMetrics.Builder#keysPerQueue),
+     *     0 to 100; 0 (the default) turns it off: a key is usually a tenant, and each one tagged is
+     *     a time series
+     */
+    public record Metrics(@DefaultValue("0") int limitKeysPerQueue) {
+
+        /**
+         * Checks the value.
+         *
+         * @param limitKeysPerQueue locksmith.metrics.limit-keys-per-queue
+         * @throws IllegalArgumentException naming the property
+         */
+        public Metrics {
+            requireRange(
+                    "locksmith.metrics.limit-keys-per-queue", limitKeysPerQueue, 0, ConcurrencyLimits.MAX_KEYS_LISTED);
         }
     }
 }

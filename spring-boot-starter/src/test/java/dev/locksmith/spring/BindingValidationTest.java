@@ -56,6 +56,8 @@ class BindingValidationTest {
                 "locksmith.health.depth-cap=0 | locksmith.health.depth-cap must be between 1 and 1000000, was 0",
                 "locksmith.health.max-pending=20000 | locksmith.health.max-pending must not exceed locksmith.health.depth-cap (10000), since pending jobs are counted only up to it; was 20000",
                 "locksmith.horizon.warn-after=500ms | locksmith.horizon.warn-after must be 0s (off) or between 1s and 1d, was PT0.5S",
+                "locksmith.metrics.limit-keys-per-queue=101 | locksmith.metrics.limit-keys-per-queue must be between 0 and 100, was 101",
+                "locksmith.metrics.limit-keys-per-queue=-1 | locksmith.metrics.limit-keys-per-queue must be between 0 and 100, was -1",
             })
     void aWrongValueFailsStartUpNamingTheProperty(String property, String message) {
         runner.withPropertyValues(property)

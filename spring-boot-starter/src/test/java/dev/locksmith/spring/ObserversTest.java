@@ -52,6 +52,8 @@ class ObserversTest {
                             .hasSingleBean(LocksmithTracing.class);
                     assertThat(context.getBean(QueueDepthMetrics.class).queues())
                             .containsExactly("observed");
+                    assertThat(context.getBean(QueueDepthMetrics.class).keysPerQueue())
+                            .isZero(); // no gauge per key unless asked for
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
                     DSLContext dsl = context.getBean(DSLContext.class);
                     OpenTelemetry otel = context.getBean(OpenTelemetry.class);
@@ -84,6 +86,17 @@ class ObserversTest {
                                     .tags("status", "idle")
                                     .gauge())
                             .isNotNull();
+                });
+    }
+
+    @Test
+    void limitKeysPerQueueTurnsOnTheGaugesPerKey() {
+        runner().withUserConfiguration(Registry.class)
+                .withPropertyValues("locksmith.queues.observed.threads=1", "locksmith.metrics.limit-keys-per-queue=5")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(QueueDepthMetrics.class).keysPerQueue())
+                            .isEqualTo(5);
                 });
     }
 

@@ -6,18 +6,22 @@ import static dev.locksmith.codegen.Tables.JOB_KEY_STARTS;
 
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Texts;
+import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.RateLimits;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
+import org.jooq.Record1;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.jspecify.annotations.Nullable;
@@ -42,6 +46,9 @@ public final class Limits {
 
     /** Longest window of a rate limit: what the table's check allows. */
     public static final Duration LONGEST_WINDOW = Duration.ofDays(1);
+
+    /** Most keys {@link #heldBackByKey} lists. */
+    public static final int MAX_KEYS_LISTED = 100;
 
     /** The key of a queue's default row. */
     private static final String DEFAULT = "";
@@ -231,11 +238,79 @@ public final class Limits {
      */
     public Map.Entry<Integer, Integer> heldBack(String queue, int cap) {
         Texts.requireName("queue", queue, 128);
-        if (cap < 1 || cap > 1_000_000) {
-            throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
-        }
-        DSLContext ctx = context.dsl;
+        requireCap(cap);
         Field<String> q = DSL.val(queue);
+        var atLimit = atLimit(q);
+        Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
+        var row = Errors.translating(() -> context.dsl
+                .with(atLimit)
+                .select(
+                        DSL.field(DSL.selectCount().from(atLimit)),
+                        DSL.field(DSL.selectCount()
+                                .from(DSL.select(DSL.inline(1))
+                                        .from(JOBS)
+                                        .where(JOBS.QUEUE.eq(q))
+                                        .and(JOBS.STATUS.eq(Sql.PENDING))
+                                        .and(JOBS.CONCURRENCY_KEY.in(
+                                                DSL.select(key).from(atLimit)))
+                                        .and(JOBS.RUN_AT.le(Sql.statementTime()))
+                                        .limit(DSL.val(cap)))))
+                .fetchSingle());
+        return Map.entry(row.value1(), row.value2());
+    }
+
+    /**
+     * The keys of {@code queue} at a limit (as {@link #heldBack}), at most {@code keys} of them,
+     * those holding back the most due pending jobs first (ties by key), each with its running
+     * (leased) jobs and its due pending jobs counted up to {@code cap}. One read-only statement:
+     * the keys at a limit as in {@link #heldBack}, then per key at a limit one range of the pending
+     * keyed index stopped at {@code cap}, a sort of those keys, and per key kept a count of its
+     * running jobs (the running keyed index; they number about its limit); on the queue's own
+     * context.
+     *
+     * @param keys 1 to {@link #MAX_KEYS_LISTED}
+     * @return the keys, most held back first
+     */
+    public List<ConcurrencyLimits.KeyHeldBack> heldBackByKey(String queue, int keys, int cap) {
+        Texts.requireName("queue", queue, 128);
+        if (keys < 1 || keys > MAX_KEYS_LISTED) {
+            throw new IllegalArgumentException("keys must be between 1 and " + MAX_KEYS_LISTED + ", was " + keys);
+        }
+        requireCap(cap);
+        Field<String> q = DSL.val(queue);
+        var atLimit = atLimit(q);
+        Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
+        Field<Integer> running = DSL.field(DSL.selectCount()
+                        .from(JOBS)
+                        .where(JOBS.QUEUE.eq(q))
+                        .and(JOBS.STATUS.eq(Sql.RUNNING))
+                        .and(JOBS.CONCURRENCY_KEY.eq(key)))
+                .as("running");
+        Field<Integer> held = DSL.field(DSL.selectCount()
+                        .from(DSL.select(DSL.inline(1))
+                                .from(JOBS)
+                                .where(JOBS.QUEUE.eq(q))
+                                .and(JOBS.STATUS.eq(Sql.PENDING))
+                                .and(JOBS.CONCURRENCY_KEY.eq(key))
+                                .and(JOBS.RUN_AT.le(Sql.statementTime()))
+                                .limit(DSL.val(cap))))
+                .as("held_back");
+        return Errors.translating(() -> context.dsl
+                .with(atLimit)
+                .select(key, running, held)
+                .from(atLimit)
+                .orderBy(held.desc(), key)
+                .limit(DSL.val(keys))
+                .fetch(row -> new ConcurrencyLimits.KeyHeldBack(row.value1(), row.value2(), row.value3())));
+    }
+
+    /**
+     * The CTE {@code at_limit} of {@code queue}'s keys at a limit: a group over the queue's running
+     * keyed jobs (the running index) keeping the keys whose count reaches their concurrency limit,
+     * and a pass over the queue's rows of starts (one per key that had a rate) keeping the keys
+     * whose window holds as many starts as their rate.
+     */
+    private static CommonTableExpression<Record1<String>> atLimit(Field<String> q) {
         var limits = JOB_CONCURRENCY_LIMITS.as("own");
         var fallback = JOB_CONCURRENCY_LIMITS.as("fallback");
         Field<Integer> limitOfKey = DSL.coalesce(
@@ -265,7 +340,7 @@ public final class Limits {
                 .where(at.gt(DSL.field(
                         "clock_timestamp() - {0} * interval '1 microsecond'",
                         SQLDataType.TIMESTAMPWITHTIMEZONE, rate.field(rates.WINDOW_MICROS)))));
-        var atLimit = DSL.name("at_limit")
+        return DSL.name("at_limit")
                 .as(DSL.select(JOBS.CONCURRENCY_KEY)
                         .from(JOBS)
                         .where(JOBS.QUEUE.eq(q))
@@ -278,21 +353,12 @@ public final class Limits {
                                 .crossJoin(rate)
                                 .where(JOB_KEY_STARTS.QUEUE.eq(q))
                                 .and(inWindow.ge(rate.field(rates.MAX_STARTS)))));
-        Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
-        var row = Errors.translating(() -> ctx.with(atLimit)
-                .select(
-                        DSL.field(DSL.selectCount().from(atLimit)),
-                        DSL.field(DSL.selectCount()
-                                .from(DSL.select(DSL.inline(1))
-                                        .from(JOBS)
-                                        .where(JOBS.QUEUE.eq(q))
-                                        .and(JOBS.STATUS.eq(Sql.PENDING))
-                                        .and(JOBS.CONCURRENCY_KEY.in(
-                                                DSL.select(key).from(atLimit)))
-                                        .and(JOBS.RUN_AT.le(Sql.statementTime()))
-                                        .limit(DSL.val(cap)))))
-                .fetchSingle());
-        return Map.entry(row.value1(), row.value2());
+    }
+
+    private static void requireCap(int cap) {
+        if (cap < 1 || cap > 1_000_000) {
+            throw new IllegalArgumentException("cap must be between 1 and 1000000, was " + cap);
+        }
     }
 
     private static String stored(@Nullable String key) {
