@@ -160,7 +160,7 @@ public final class ConcurrencyLimits {
     /**
      * What the limits hold back in one queue now.
      *
-     * @param keysAtLimit keys whose running (leased) jobs reach their limit, or whose window holds
+     * @param keysAtLimit keys whose running jobs (leased, or held by a two-phase claim) reach their limit, or whose window holds
      *     as many starts as their {@linkplain RateLimits rate}
      * @param jobsHeldBack due pending jobs of those keys, counted up to the cap: they wait for
      *     their key, not for a worker
@@ -190,7 +190,7 @@ public final class ConcurrencyLimits {
      * One key at a limit and what it holds back: a row of {@link #heldBackByKey}.
      *
      * @param concurrencyKey the key
-     * @param running its running (leased) jobs
+     * @param running its running jobs (leased, or held by a two-phase claim)
      * @param jobsHeldBack its due pending jobs, counted up to the cap the call was given: they wait
      *     for their key, not for a worker
      */

@@ -227,7 +227,8 @@ public final class Limits {
 
     /**
      * How many keys of {@code queue} are at a limit: they run as many jobs as their concurrency
-     * limit (leased jobs: a transactional claim's are not visible to other transactions), or
+     * limit (leased jobs and jobs a two-phase claim holds: a transactional claim's are not visible
+     * to other transactions), or
      * their window holds as many starts as their rate; and how many due pending jobs those keys
      * hold back, counted up to {@code cap}. One read-only statement: a group over the queue's
      * running keyed jobs (the running index) and a pass over the queue's rows of starts (one per
@@ -283,7 +284,7 @@ public final class Limits {
         Field<Integer> running = DSL.field(DSL.selectCount()
                         .from(JOBS)
                         .where(JOBS.QUEUE.eq(q))
-                        .and(JOBS.STATUS.eq(Sql.RUNNING))
+                        .and(inASlot())
                         .and(JOBS.CONCURRENCY_KEY.eq(key)))
                 .as("running");
         Field<Integer> held = DSL.field(DSL.selectCount()
@@ -306,7 +307,7 @@ public final class Limits {
 
     /**
      * The CTE {@code at_limit} of {@code queue}'s keys at a limit: a group over the queue's running
-     * keyed jobs (the running index) keeping the keys whose count reaches their concurrency limit,
+     * keyed jobs ({@link #inASlot}: the running index, and the held index) keeping the keys whose count reaches their concurrency limit,
      * and a pass over the queue's rows of starts (one per key that had a rate) keeping the keys
      * whose window holds as many starts as their rate.
      */
@@ -344,7 +345,7 @@ public final class Limits {
                 .as(DSL.select(JOBS.CONCURRENCY_KEY)
                         .from(JOBS)
                         .where(JOBS.QUEUE.eq(q))
-                        .and(JOBS.STATUS.eq(Sql.RUNNING))
+                        .and(inASlot())
                         .and(JOBS.CONCURRENCY_KEY.isNotNull())
                         .groupBy(JOBS.CONCURRENCY_KEY)
                         .having(DSL.count().ge(limitOfKey))
@@ -353,6 +354,20 @@ public final class Limits {
                                 .crossJoin(rate)
                                 .where(JOB_KEY_STARTS.QUEUE.eq(q))
                                 .and(inWindow.ge(rate.field(rates.MAX_STARTS)))));
+    }
+
+    /**
+     * A job that runs as the limits count it: {@code running} (leased), or held by a two-phase
+     * claim in a slot of its key until its hold ends ({@code key_slot} negated while it is
+     * {@code pending}). Each branch is a range of its own partial index.
+     */
+    private static Condition inASlot() {
+        return JOBS.STATUS
+                .eq(Sql.RUNNING)
+                .or(JOBS.STATUS
+                        .eq(Sql.PENDING)
+                        .and(JOBS.KEY_SLOT.lt((short) 0))
+                        .and(JOBS.RUN_AT.gt(Sql.statementTime())));
     }
 
     private static void requireCap(int cap) {

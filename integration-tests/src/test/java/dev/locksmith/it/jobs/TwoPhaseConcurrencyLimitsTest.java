@@ -4,6 +4,7 @@ import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobControl;
 import dev.locksmith.jobs.JobQueue;
@@ -170,6 +171,40 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
         assertThat(dsl.fetchCount(JOBS, JOBS.KEY_SLOT.isNotNull()))
                 .as("jobs in a slot")
                 .isZero();
+    }
+
+    @Test
+    void aHeldJobCountsAsRunningInWhatTheLimitsHoldBack() throws Exception {
+        queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
+        long first = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(2);
+        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
+                        TwoPhaseWorker.builder(
+                                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, recording(), ledgerCheck())
+                                .threads(1)
+                                .pollInterval(Duration.ofMillis(20)),
+                        job -> {
+                            if (job.id() == first) {
+                                claimed.countDown();
+                                assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS))
+                                        .isTrue();
+                            }
+                        })
+                .build()
+                .start()) {
+            await(claimed, "the first job was claimed and held");
+            assertThat(queue.concurrencyLimits().heldBack(QUEUE, 100))
+                    .isEqualTo(new ConcurrencyLimits.HeldBack(1, 1, 100));
+            assertThat(queue.concurrencyLimits().heldBackByKey(QUEUE, 10, 100))
+                    .containsExactly(new ConcurrencyLimits.KeyHeldBack("solo", 1, 1));
+            proceed.countDown();
+            await(done, "both jobs completed");
+        }
+        assertThat(queue.concurrencyLimits().heldBack(QUEUE, 100)).isEqualTo(new ConcurrencyLimits.HeldBack(0, 0, 100));
     }
 
     @Test
