@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *       the oldest due pending job has been due; <b>0 when no pending job is due</b> (the queue
  *       is caught up), so that an alert on the age is a plain threshold.</li>
  *   <li>{@code locksmith.jobs.limit.keys} ({@code queue}): keys whose running jobs reach their
- *       concurrency limit, and {@code locksmith.jobs.limit.held.back} ({@code queue}): the due
+ *       concurrency limit or whose window of starts is full (a rate limit), and {@code locksmith.jobs.limit.held.back} ({@code queue}): the due
  *       pending jobs of those keys, counted up to the cap, which wait for their key rather than
  *       for a worker ({@link dev.locksmith.jobs.ConcurrencyLimits#heldBack}); 0 on a queue without
  *       limits.</li>
@@ -170,14 +170,15 @@ public final class QueueDepthMetrics implements MeterBinder, AutoCloseable {
                 keyGauges.add(keys);
             }
             binding.add(Gauge.builder("locksmith.jobs.limit.keys", held, r -> limits(r, keys, h -> h.keysAtLimit()))
-                    .description("Keys whose running jobs reach their concurrency limit")
+                    .description(
+                            "Keys whose running jobs reach their concurrency limit, or whose window of starts is full")
                     .tag("queue", queue)
                     .strongReference(true)
                     .register(registry));
             binding.add(Gauge.builder(
                             "locksmith.jobs.limit.held.back", held, r -> limits(r, keys, h -> h.jobsHeldBack()))
-                    .description(
-                            "Due pending jobs of keys at their concurrency limit, counted up to the cap (" + cap + ")")
+                    .description("Due pending jobs of keys at their concurrency or rate limit, counted up to the cap ("
+                            + cap + ")")
                     .tag("queue", queue)
                     .strongReference(true)
                     .register(registry));
