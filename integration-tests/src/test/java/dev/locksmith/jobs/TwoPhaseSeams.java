@@ -1,6 +1,7 @@
 package dev.locksmith.jobs;
 
 import dev.locksmith.jobs.runtime.TwoPhaseMode;
+import java.time.Duration;
 
 /**
  * Reaches {@link TwoPhaseWorker}'s package-private test seam from the tests of other packages:
@@ -62,6 +63,24 @@ public final class TwoPhaseSeams {
     /** {@code builder}, with {@code hook} run after each job's PREPARE TRANSACTION. */
     public static TwoPhaseWorker.Builder afterPrepare(TwoPhaseWorker.Builder builder, AfterPrepare hook) {
         return builder.seam(new TwoPhaseMode.Seam() {
+            @Override
+            public void afterPrepare(PreparedJob job, int backendPid) {
+                unchecked(() -> hook.run(job, backendPid));
+            }
+        });
+    }
+
+    /**
+     * {@code builder}, with every claim held for {@code hold} instead of the worker's (at least a
+     * minute), and {@code hook} run after each job's PREPARE TRANSACTION.
+     */
+    public static TwoPhaseWorker.Builder holdingFor(TwoPhaseWorker.Builder builder, Duration hold, AfterPrepare hook) {
+        return builder.seam(new TwoPhaseMode.Seam() {
+            @Override
+            public Duration hold(Duration workers) {
+                return hold;
+            }
+
             @Override
             public void afterPrepare(PreparedJob job, int backendPid) {
                 unchecked(() -> hook.run(job, backendPid));

@@ -307,7 +307,7 @@ public final class Limits {
 
     /**
      * The CTE {@code at_limit} of {@code queue}'s keys at a limit: a group over the queue's running
-     * keyed jobs ({@link #inASlot}: the running index, and the held index) keeping the keys whose count reaches their concurrency limit,
+     * keyed jobs ({@link #inASlot}: the running index) keeping the keys whose count reaches their concurrency limit,
      * and a pass over the queue's rows of starts (one per key that had a rate) keeping the keys
      * whose window holds as many starts as their rate.
      */
@@ -359,14 +359,15 @@ public final class Limits {
     /**
      * A job that runs as the limits count it: {@code running} (leased), or held by a two-phase
      * claim in a slot of its key until its hold ends ({@code key_slot} negated while it is
-     * {@code pending}). Each branch is a range of its own partial index.
+     * {@code pending}): a range of the partial index of such jobs.
      */
     private static Condition inASlot() {
         return JOBS.STATUS
                 .eq(Sql.RUNNING)
                 .or(JOBS.STATUS
                         .eq(Sql.PENDING)
-                        .and(JOBS.KEY_SLOT.lt((short) 0))
+                        // inline: with a bound value a generic plan could not use the partial index
+                        .and(JOBS.KEY_SLOT.lt(DSL.inline((short) 0)))
                         .and(JOBS.RUN_AT.gt(Sql.statementTime())));
     }
 

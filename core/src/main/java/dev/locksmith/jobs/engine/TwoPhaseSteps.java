@@ -43,38 +43,65 @@ public final class TwoPhaseSteps {
         this.settlement = settlement;
     }
 
+    /** What {@link #take} came to. */
+    public enum Take {
+        /** The job is deleted in the transaction: run it, then prepare. */
+        TAKEN,
+        /** The hold ran out and another claimer has the job: leave it to that claimer. */
+        GONE,
+        /**
+         * The job is still as its keyed claim left it, but this transaction may not run it: the
+         * hold ran out before the take (another claim may have its slot since), or the slot's
+         * lock stayed held by another claim's transaction through the lock wait. Roll back and
+         * give the job back ({@link #release}): it did not run.
+         */
+        GIVEN_UP
+    }
+
     /**
      * The second step, in the transaction to be prepared: deletes the job claimed by
      * {@link Claims#twoPhase} (moves it to {@code job_history} as {@code done} with
      * {@code keepCompleted}), if it is still as that claim left it, waiting for its row at most
-     * ten seconds.
+     * ten seconds. A job a keyed claim held in a slot of its key (a queue with limits) is taken
+     * only with the slot's lock ({@link #lockSlot}) and while its hold lasts, read after that lock
+     * was granted: once the hold has run out the function's looks no longer count the job, and
+     * another claim may have taken its slot (and released the lock when it committed).
      *
-     * @return false when the hold ran out and another claimer has the job; the transaction is
-     *     then to be rolled back
+     * @return what it came to; the transaction is to be rolled back unless {@link Take#TAKEN}
      */
-    public boolean take(DSLContext tx, Job job) {
+    public Take take(DSLContext tx, Job job) {
         DSLContext ctx = context.on(tx);
+        boolean keyed = job.concurrencyKey() != null && context.keyed.limited(ctx, job.queue());
+        // for a job in a slot, the statement after the slot's lock: the hold still lasts
+        Condition takeable = keyed
+                ? asClaimed(job).and(JOBS.KEY_SLOT.isNull().or(JOBS.RUN_AT.gt(Sql.statementTime())))
+                : asClaimed(job);
+        boolean[] slotHad = {!keyed};
+        int taken;
         try {
-            return LOCK_WAIT.run(
-                            ctx,
-                            () -> Generations.lookingAgain(
-                                    ctx,
-                                    asClaimed(job),
-                                    () -> lockSlot(ctx, job)
-                                            + (context.config.keepCompleted()
-                                                    ? History.move(
-                                                                    ctx,
-                                                                    JOBS.ID.in(heldAsClaimed(ctx, job)),
-                                                                    History.finishing(Sql.DONE))
-                                                            .execute()
-                                                    : ctx.deleteFrom(JOBS)
-                                                            .where(JOBS.ID.in(heldAsClaimed(ctx, job)))
-                                                            .execute()),
-                                    taken -> taken == 1))
-                    == 1;
+            taken = LOCK_WAIT.run(ctx, () -> {
+                if (keyed) {
+                    lockSlot(ctx, job);
+                    slotHad[0] = true;
+                }
+                return Generations.lookingAgain(
+                        ctx,
+                        takeable,
+                        () -> context.config.keepCompleted()
+                                ? History.move(ctx, JOBS.ID.in(locked(ctx, takeable)), History.finishing(Sql.DONE))
+                                        .execute()
+                                : ctx.deleteFrom(JOBS)
+                                        .where(JOBS.ID.in(locked(ctx, takeable)))
+                                        .execute(),
+                        n -> n == 1);
+            });
         } catch (LockNotAvailableException stillHeld) {
-            return false;
+            return slotHad[0] ? Take.GONE : Take.GIVEN_UP;
         }
+        if (taken == 1) {
+            return Take.TAKEN;
+        }
+        return keyed && Errors.translating(() -> ctx.fetchExists(JOBS, asClaimed(job))) ? Take.GIVEN_UP : Take.GONE;
     }
 
     /**
@@ -84,22 +111,16 @@ public final class TwoPhaseSteps {
      * slot until it is committed or rolled back, even after the hold has run out while it is in
      * doubt; until then the held row keeps it. A claim that locked the slot before it saw the held
      * row (a snapshot from before the hold committed) holds it until its transaction ends: this
-     * waits for it, within the lock wait. Nothing for a job without a slot; no statement for a job
-     * without a key, or of a queue without limits (looked up at most once a second).
-     *
-     * @return 0, so that it adds to the count of the statement after it
+     * waits for it, within the lock wait. Nothing for a job without a slot.
      */
-    private int lockSlot(DSLContext ctx, Job job) {
-        if (job.concurrencyKey() != null && context.keyed.limited(ctx, job.queue())) {
-            ctx.select(DSL.field(
-                            "pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext({0} || chr(31) || {1}), -{2})",
-                            Object.class, DSL.val(job.queue()), DSL.val(job.concurrencyKey()), JOBS.KEY_SLOT))
-                    .from(JOBS)
-                    .where(asClaimed(job))
-                    .and(JOBS.KEY_SLOT.lt((short) 0))
-                    .fetch();
-        }
-        return 0;
+    private static void lockSlot(DSLContext ctx, Job job) {
+        ctx.select(DSL.field(
+                        "pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext({0} || chr(31) || {1}), -{2})",
+                        Object.class, DSL.val(job.queue()), DSL.val(job.concurrencyKey()), JOBS.KEY_SLOT))
+                .from(JOBS)
+                .where(asClaimed(job))
+                .and(JOBS.KEY_SLOT.lt(DSL.inline((short) 0)))
+                .fetch();
     }
 
     /**
@@ -250,7 +271,12 @@ public final class TwoPhaseSteps {
      * that for another claimer. The lock wait is bounded.
      */
     private static Select<Record1<Long>> heldAsClaimed(DSLContext ctx, Job job) {
-        return ctx.select(JOBS.ID).from(JOBS).where(asClaimed(job)).forUpdate();
+        return locked(ctx, asClaimed(job));
+    }
+
+    /** The id of the job {@code which} finds, locked (waiting for the lock: see {@link #heldAsClaimed}). */
+    private static Select<Record1<Long>> locked(DSLContext ctx, Condition which) {
+        return ctx.select(JOBS.ID).from(JOBS).where(which).forUpdate();
     }
 
     /** The job, while it is pending with the attempts and the fence its two-phase claim gave it. */

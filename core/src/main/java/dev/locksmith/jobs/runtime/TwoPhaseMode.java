@@ -14,6 +14,7 @@ import dev.locksmith.jobs.SideEffectCheck;
 import dev.locksmith.jobs.TwoPhaseJobHandler;
 import dev.locksmith.jobs.engine.PreparedTransactions;
 import dev.locksmith.jobs.engine.QueueEngine;
+import dev.locksmith.jobs.engine.TwoPhaseSteps;
 import dev.locksmith.observe.JobEvent;
 import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Operation;
@@ -72,6 +73,17 @@ public final class TwoPhaseMode implements Mode {
          * @param backendPid the server process about to send it
          */
         default void beforeFinish(PreparedJob job, boolean commit, int backendPid) {}
+
+        /**
+         * The hold of each claim, given the worker's: a test makes it run out while a transaction
+         * is prepared.
+         *
+         * @param hold the worker's hold
+         * @return the hold to use
+         */
+        default Duration hold(Duration hold) {
+            return hold;
+        }
     }
 
     private final WorkerRuntime runtime;
@@ -119,7 +131,7 @@ public final class TwoPhaseMode implements Mode {
         this.claim = new Claim(settings.queue(), 1, settings.shards());
         this.handler = handler;
         this.resolveInterval = resolveInterval;
-        this.hold = resolveOlderThan.compareTo(MIN_HOLD) > 0 ? resolveOlderThan : MIN_HOLD;
+        this.hold = seam.hold(resolveOlderThan.compareTo(MIN_HOLD) > 0 ? resolveOlderThan : MIN_HOLD);
         this.seam = seam;
         this.preparedJobs = preparedJobs;
         this.resolver = new PreparedJobResolver(
@@ -218,10 +230,25 @@ public final class TwoPhaseMode implements Mode {
         try {
             prepare(prepared, attempt);
             Throwable failure = attempt.failure;
-            if (attempt.taken) {
+            if (attempt.notTaken == TwoPhaseSteps.Take.GONE) {
                 log.warn(
                         "job {} ({}) of queue {}: another claimer took it before this worker's transaction did (its hold "
                                 + "of {} ran out); left to that claimer",
+                        job.id(),
+                        job.kind(),
+                        job.queue(),
+                        hold);
+                attempt.handling.end(Outcome.LEASE_LOST);
+            } else if (attempt.notTaken == TwoPhaseSteps.Take.GIVEN_UP) {
+                // not run: back in the queue, due now, its attempt not counted
+                connections.autoCommit(ctx -> {
+                    engine.twoPhase.release(ctx, job, Duration.ZERO);
+                    return null;
+                });
+                log.warn(
+                        "job {} ({}) of queue {}: its hold of {} ran out, or another claim held its concurrency key's slot"
+                                + " through the lock wait, before this worker's transaction took it; back in the queue,"
+                                + " its attempt not counted",
                         job.id(),
                         job.kind(),
                         job.queue(),
@@ -270,8 +297,8 @@ public final class TwoPhaseMode implements Mode {
         @Nullable
         Throwable failure;
 
-        /** The claim's hold ran out and another claimer took the job first. */
-        boolean taken;
+        /** Why the transaction did not take the job (see {@link TwoPhaseSteps#take}); null once taken. */
+        TwoPhaseSteps.@Nullable Take notTaken;
 
         /** {@code COMMIT PREPARED} succeeded. */
         boolean committed;
@@ -303,8 +330,9 @@ public final class TwoPhaseMode implements Mode {
             connection.setAutoCommit(false);
             DSLContext tx = connections.on(connection);
             seam.beforeTake(attempt.job.job());
-            if (!engine.twoPhase.take(tx, attempt.job.job())) {
-                attempt.taken = true;
+            TwoPhaseSteps.Take take = engine.twoPhase.take(tx, attempt.job.job());
+            if (take != TwoPhaseSteps.Take.TAKEN) {
+                attempt.notTaken = take;
                 connection.rollback();
                 return;
             }

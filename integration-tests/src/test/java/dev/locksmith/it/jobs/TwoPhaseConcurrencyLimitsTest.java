@@ -8,6 +8,7 @@ import dev.locksmith.jobs.ConcurrencyLimits;
 import dev.locksmith.jobs.Job;
 import dev.locksmith.jobs.JobControl;
 import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.PreparedJob;
@@ -16,6 +17,11 @@ import dev.locksmith.jobs.TwoPhaseSeams;
 import dev.locksmith.jobs.TwoPhaseWorker;
 import dev.locksmith.jobs.Worker;
 import dev.locksmith.observe.JobEvent;
+import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +29,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -217,38 +225,29 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
         CountDownLatch prepared = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(2);
-        TwoPhaseJobHandler handler = new TwoPhaseJobHandler() {
-            @Override
-            public void handleInTransaction(Job job, DSLContext tx) {
-                tx.execute("INSERT INTO twophase_results VALUES (?)", job.id());
-            }
-
-            @Override
-            public void performSideEffect(PreparedJob job) throws Exception {
-                recordEffect(job);
-                if (job.job().id() == first) {
-                    prepared.countDown();
-                    assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isTrue();
-                }
-            }
-        };
-        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
+        // a hold of a second (a worker's is a minute at least), which runs out while the first
+        // job's transaction is prepared, as after a crash before the resolver settled it
+        try (TwoPhaseWorker worker = TwoPhaseSeams.holdingFor(
                         TwoPhaseWorker.builder(
-                                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, handler, ledgerCheck())
+                                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, recording(), ledgerCheck())
                                 .threads(1)
                                 .pollInterval(Duration.ofMillis(20)),
-                        job -> {
-                            if (job.id() == first) {
-                                // the hold runs out (a minute at least; moved here by hand) before
-                                // the job is taken and prepared
-                                dsl.execute(
-                                        "UPDATE locksmith.jobs SET run_at = now() - interval '1 second' WHERE id = ?",
-                                        first);
+                        Duration.ofSeconds(1),
+                        (job, backendPid) -> {
+                            if (job.job().id() == first) {
+                                prepared.countDown();
+                                assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS))
+                                        .isTrue();
                             }
                         })
                 .build()
                 .start()) {
             await(prepared, "the first job was prepared");
+            // on the database's clock, until the hold has run out
+            dsl.execute(
+                    "SELECT pg_sleep(greatest(0, extract(epoch FROM (run_at - clock_timestamp())) + 0.05))"
+                            + " FROM locksmith.jobs WHERE id = ?",
+                    first);
             assertThat(dsl.fetchValue("SELECT key_slot < 0 AND run_at < now() FROM locksmith.jobs WHERE id = ?", first))
                     .as("the held row no longer counts: its hold ran out")
                     .isEqualTo(true);
@@ -264,5 +263,147 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
         assertThat(results()).containsOnlyKeys(first, second);
         assertThat(effects()).containsOnlyKeys(first, second);
         assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    /** Reports how the worker's first attempt ended, and counts the completed jobs. */
+    private static LocksmithObserver firstOutcomeAndCompleted(
+            AtomicReference<Outcome> outcome, CountDownLatch ended, CountDownLatch completed) {
+        return new LocksmithObserver() {
+            @Override
+            public Observation start(Operation operation) {
+                if (!(operation instanceof Operation.HandleJobs)) {
+                    return Observation.NONE;
+                }
+                return new Observation() {
+                    @Override
+                    public void end(Outcome o) {
+                        if (outcome.compareAndSet(null, o)) {
+                            ended.countDown();
+                        }
+                    }
+
+                    @Override
+                    public void error(Throwable error) {
+                        ended.countDown();
+                    }
+                };
+            }
+
+            @Override
+            public void jobEvent(JobEvent event, Job job) {
+                if (event == JobEvent.COMPLETED) {
+                    completed.countDown();
+                }
+            }
+        };
+    }
+
+    @Test
+    void aTakeAfterTheHoldRanOutLeavesTheSlotToTheClaimThatTookItAndGivesTheJobBack() throws Exception {
+        queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
+        long first = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long second = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        AtomicReference<List<Job>> other = new AtomicReference<>();
+        AtomicReference<Outcome> outcome = new AtomicReference<>();
+        CountDownLatch ended = new CountDownLatch(1);
+        CountDownLatch completed = new CountDownLatch(1);
+        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
+                        TwoPhaseWorker.builder(
+                                        observed(firstOutcomeAndCompleted(outcome, ended, completed)),
+                                        QUEUE,
+                                        recording(),
+                                        ledgerCheck())
+                                .threads(1)
+                                .pollInterval(Duration.ofMillis(20)),
+                        job -> {
+                            if (job.id() == first && other.get() == null) {
+                                // the hold runs out (moved here by hand) before the job is taken,
+                                // and a leased claim takes the key's only slot meanwhile, for the
+                                // second job (due earlier, so first in claim order)
+                                dsl.execute(
+                                        "UPDATE locksmith.jobs SET run_at = now() - interval '1 second' WHERE id = ?",
+                                        first);
+                                dsl.execute(
+                                        "UPDATE locksmith.jobs SET run_at = now() - interval '1 hour' WHERE id = ?",
+                                        second);
+                                other.set(queue.claim(QUEUE, 1, Duration.ofMinutes(5), "other"));
+                            }
+                        })
+                .build()
+                .start()) {
+            await(ended, "the worker's first attempt ended");
+            assertThat(outcome.get()).isEqualTo(Outcome.LEASE_LOST);
+            assertThat(other.get())
+                    .as("the leased claim made while the hold had run out")
+                    .extracting(Job::id)
+                    .containsExactly(second);
+            assertThat(results())
+                    .as("the first job did not run beside the second")
+                    .isEmpty();
+            Job given = queue.find(dsl, first).orElseThrow();
+            assertThat(given.status()).isEqualTo(JobStatus.PENDING);
+            assertThat(given.attempts())
+                    .as("given back: its attempt not counted")
+                    .isZero();
+
+            assertThat(queue.complete(dsl, other.get().get(0))).isTrue();
+            await(completed, "the first job completed once the second had");
+        }
+        assertThat(results()).containsOnlyKeys(first);
+    }
+
+    @Test
+    void aTakeThatCannotHaveTheSlotsLockGivesTheJobBack() throws Exception {
+        queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
+        long first = queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        AtomicReference<Connection> holder = new AtomicReference<>();
+        AtomicReference<Outcome> outcome = new AtomicReference<>();
+        CountDownLatch ended = new CountDownLatch(1);
+        CountDownLatch completed = new CountDownLatch(1);
+        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
+                        TwoPhaseWorker.builder(
+                                        observed(firstOutcomeAndCompleted(outcome, ended, completed)),
+                                        QUEUE,
+                                        recording(),
+                                        ledgerCheck())
+                                .threads(1)
+                                .pollInterval(Duration.ofMillis(20)),
+                        job -> {
+                            if (holder.get() == null) {
+                                // what a claim that locked the slot before it saw the hold holds
+                                // until its transaction ends (a transactional claim, for longer
+                                // than the take's ten-second wait)
+                                Connection c = pool.getConnection();
+                                c.setAutoCommit(false);
+                                DSL.using(c)
+                                        .execute(
+                                                "SELECT pg_advisory_xact_lock(hashtext(? || chr(31) || ?), 1)",
+                                                QUEUE,
+                                                "solo");
+                                holder.set(c);
+                            }
+                        })
+                .build()
+                .start()) {
+            try {
+                await(ended, "the worker's first attempt ended");
+                assertThat(outcome.get()).isEqualTo(Outcome.LEASE_LOST);
+                // while the lock is held, no claim can have the job again
+                Job given = queue.find(dsl, first).orElseThrow();
+                assertThat(given.status()).isEqualTo(JobStatus.PENDING);
+                assertThat(given.attempts())
+                        .as("given back: its attempt not counted")
+                        .isZero();
+                assertThat(results()).isEmpty();
+            } finally {
+                holder.get().rollback();
+                holder.get().close();
+            }
+            await(completed, "the job completed once the slot's lock was free");
+        }
+        assertThat(results()).containsOnlyKeys(first);
     }
 }
