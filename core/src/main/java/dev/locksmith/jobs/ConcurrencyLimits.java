@@ -174,7 +174,9 @@ public final class ConcurrencyLimits {
      * and the due pending jobs of those keys, counted up to {@code cap}. One read-only statement
      * on the {@code JobQueue}'s own {@code DSLContext}; its work grows with the queue's running
      * keyed jobs (at most the sum of the limits), its keys that had a rate (one row each) and
-     * {@code cap}. Jobs and starts of a transactional claim still open are not seen by it.
+     * {@code cap}. Jobs and starts of a transactional claim still open are not seen by it, nor is
+     * a two-phase job whose hold ran out while its transaction is prepared (its slot's lock, held
+     * until the transaction is finished, keeps the slot all the same).
      *
      * @param queue the queue, 1 to 128 characters
      * @param cap stop counting held-back jobs at this many, 1 to 1,000,000

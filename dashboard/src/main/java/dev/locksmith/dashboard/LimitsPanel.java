@@ -17,7 +17,8 @@ import org.jooq.impl.DSL;
  * default limit per key, how many keys have a limit of their own, how many keys run as many jobs
  * as their limit, and the due jobs those keys hold back (counted up to the cap,
  * {@link ConcurrencyLimits#heldBack}), and the {@value #TOP_KEYS} keys holding back the most
- * ({@link ConcurrencyLimits#heldBackByKey}, read only for a queue with a key at its limit). The
+ * ({@link ConcurrencyLimits#heldBackByKey}, read only for a queue with a key at its limit, each
+ * key's jobs counted up to {@value #TOP_KEYS_CAP}). The
  * limits are read in the page's read-only transaction (a group over the small limits table,
  * {@value #MAX_QUEUES} queues at most); the held-back counts on the queue's own context, as the
  * depths are.
@@ -28,6 +29,13 @@ final class LimitsPanel {
 
     /** Keys named per queue: those at a limit that hold back the most jobs. */
     static final int TOP_KEYS = 3;
+
+    /**
+     * Where counting a key's held-back jobs stops when ranking the keys (or the page's cap, if
+     * lower): the ranking counts every key at a limit, so a page's work grows with those keys
+     * times this, every refresh.
+     */
+    static final int TOP_KEYS_CAP = 1_000;
 
     private final DashboardConfig config;
     private final Reads reads;
@@ -103,11 +111,12 @@ final class LimitsPanel {
             return Html.raw("–");
         }
         List<Html> keys = new ArrayList<>();
-        for (var key : queue.concurrencyLimits().heldBackByKey(q, TOP_KEYS, held.cap())) {
+        int cap = Math.min(held.cap(), TOP_KEYS_CAP);
+        for (var key : queue.concurrencyLimits().heldBackByKey(q, TOP_KEYS, cap)) {
             keys.add(Html.of(
                     keys.isEmpty() ? "{} ({})" : ", {} ({})",
                     key.concurrencyKey(),
-                    Format.count(key.jobsHeldBack(), held.cap())));
+                    Format.count(key.jobsHeldBack(), cap)));
         }
         return Html.join(keys);
     }
