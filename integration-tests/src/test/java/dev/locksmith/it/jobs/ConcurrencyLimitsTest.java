@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntUnaryOperator;
 import org.jooq.DSLContext;
 import org.jooq.TransactionalRunnable;
 import org.junit.jupiter.api.BeforeEach;
@@ -104,15 +105,26 @@ class ConcurrencyLimitsTest extends DatabaseTest {
         queue = new JobQueue(dsl);
         limits = queue.concurrencyLimits();
         recorder = new Recorder();
+        enqueueKeyed(queue, dsl, QUEUE, KEYS, PER_KEY, ConcurrencyLimitsTest::limitOf);
+    }
+
+    /**
+     * {@code perKey} jobs of each key {@code k0} to {@code k<keys - 1>} of {@code queueName},
+     * enqueued round robin, and each key's limit.
+     */
+    static void enqueueKeyed(
+            JobQueue queue, DSLContext dsl, String queueName, int keys, int perKey, IntUnaryOperator limitOf) {
         List<NewJob> jobs = new ArrayList<>();
-        for (int i = 0; i < PER_KEY; i++) {
-            for (int k = 0; k < KEYS; k++) {
-                jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k" + k).build());
+        for (int i = 0; i < perKey; i++) {
+            for (int k = 0; k < keys; k++) {
+                jobs.add(NewJob.builder(queueName, "work")
+                        .concurrencyKey("k" + k)
+                        .build());
             }
         }
         queue.enqueueAll(dsl, jobs);
-        for (int k = 0; k < KEYS; k++) {
-            limits.set(dsl, QUEUE, "k" + k, limitOf(k));
+        for (int k = 0; k < keys; k++) {
+            queue.concurrencyLimits().set(dsl, queueName, "k" + k, limitOf.applyAsInt(k));
         }
     }
 

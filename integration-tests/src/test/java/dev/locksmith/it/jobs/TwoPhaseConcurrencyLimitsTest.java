@@ -18,8 +18,6 @@ import dev.locksmith.jobs.TwoPhaseWorker;
 import dev.locksmith.jobs.Worker;
 import dev.locksmith.observe.JobEvent;
 import dev.locksmith.observe.LocksmithObserver;
-import dev.locksmith.observe.Observation;
-import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.sql.Connection;
 import java.time.Duration;
@@ -66,6 +64,19 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
         dsl.deleteFrom(JOB_CONCURRENCY_LIMITS).execute();
     }
 
+    /** A job of the key {@code solo}. */
+    private long soloJob() {
+        return queue.enqueue(
+                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+    }
+
+    /** A worker of one thread, polling every 20 ms, that reports to {@code observer}. */
+    private TwoPhaseWorker.Builder oneThread(LocksmithObserver observer) {
+        return TwoPhaseWorker.builder(observed(observer), QUEUE, recording(), ledgerCheck())
+                .threads(1)
+                .pollInterval(Duration.ofMillis(20));
+    }
+
     /**
      * The two-phase handler as the recorder sees it: a run starts with the database work (after
      * the job was claimed and taken) and ends with the side effect (before COMMIT PREPARED), a few
@@ -92,16 +103,7 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
 
     @Test
     void twoPhaseAndLeasedWorkersTogetherNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
-        List<NewJob> jobs = new ArrayList<>();
-        for (int i = 0; i < PER_KEY; i++) {
-            for (int k = 0; k < KEYS; k++) {
-                jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k" + k).build());
-            }
-        }
-        queue.enqueueAll(dsl, jobs);
-        for (int k = 0; k < KEYS; k++) {
-            queue.concurrencyLimits().set(dsl, QUEUE, "k" + k, limitOf(k));
-        }
+        ConcurrencyLimitsTest.enqueueKeyed(queue, dsl, QUEUE, KEYS, PER_KEY, TwoPhaseConcurrencyLimitsTest::limitOf);
         CountDownLatch done = new CountDownLatch(JOBS_COUNT);
         List<Worker> workers = new ArrayList<>();
         try {
@@ -145,8 +147,7 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
                 dsl, NewJob.builder(QUEUE, "retry").concurrencyKey("solo").build());
         long snoozed = queue.enqueue(
                 dsl, NewJob.builder(QUEUE, "snooze").concurrencyKey("solo").build());
-        long last = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long last = soloJob();
         CountDownLatch done = new CountDownLatch(1);
         TwoPhaseJobHandler handler = new TwoPhaseJobHandler() {
             @Override
@@ -184,24 +185,18 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
     @Test
     void aHeldJobCountsAsRunningInWhatTheLimitsHoldBack() throws Exception {
         queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
-        long first = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
-        queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long first = soloJob();
+        soloJob();
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(2);
-        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
-                        TwoPhaseWorker.builder(
-                                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, recording(), ledgerCheck())
-                                .threads(1)
-                                .pollInterval(Duration.ofMillis(20)),
-                        job -> {
-                            if (job.id() == first) {
-                                claimed.countDown();
-                                assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS))
-                                        .isTrue();
-                            }
-                        })
+        try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(oneThread(counting(JobEvent.COMPLETED, done)), job -> {
+                    if (job.id() == first) {
+                        claimed.countDown();
+                        assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS))
+                                .isTrue();
+                    }
+                })
                 .build()
                 .start()) {
             await(claimed, "the first job was claimed and held");
@@ -218,22 +213,15 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
     @Test
     void aPreparedTransactionInDoubtAfterItsHoldKeepsItsSlot() throws Exception {
         queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
-        long first = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
-        long second = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long first = soloJob();
+        long second = soloJob();
         CountDownLatch prepared = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(2);
         // a hold of a second (a worker's is a minute at least), which runs out while the first
         // job's transaction is prepared, as after a crash before the resolver settled it
         try (TwoPhaseWorker worker = TwoPhaseSeams.holdingFor(
-                        TwoPhaseWorker.builder(
-                                        observed(counting(JobEvent.COMPLETED, done)), QUEUE, recording(), ledgerCheck())
-                                .threads(1)
-                                .pollInterval(Duration.ofMillis(20)),
-                        Duration.ofSeconds(1),
-                        (job, backendPid) -> {
+                        oneThread(counting(JobEvent.COMPLETED, done)), Duration.ofSeconds(1), (job, backendPid) -> {
                             if (job.job().id() == first) {
                                 prepared.countDown();
                                 assertThat(proceed.await(TIMEOUT_SECONDS, TimeUnit.SECONDS))
@@ -265,59 +253,17 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
         assertThat(dsl.fetchCount(JOBS)).isZero();
     }
 
-    /** Reports how the worker's first attempt ended, and counts the completed jobs. */
-    private static LocksmithObserver firstOutcomeAndCompleted(
-            AtomicReference<Outcome> outcome, CountDownLatch ended, CountDownLatch completed) {
-        return new LocksmithObserver() {
-            @Override
-            public Observation start(Operation operation) {
-                if (!(operation instanceof Operation.HandleJobs)) {
-                    return Observation.NONE;
-                }
-                return new Observation() {
-                    @Override
-                    public void end(Outcome o) {
-                        if (outcome.compareAndSet(null, o)) {
-                            ended.countDown();
-                        }
-                    }
-
-                    @Override
-                    public void error(Throwable error) {
-                        ended.countDown();
-                    }
-                };
-            }
-
-            @Override
-            public void jobEvent(JobEvent event, Job job) {
-                if (event == JobEvent.COMPLETED) {
-                    completed.countDown();
-                }
-            }
-        };
-    }
-
     @Test
     void aTakeAfterTheHoldRanOutLeavesTheSlotToTheClaimThatTookItAndGivesTheJobBack() throws Exception {
         queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
-        long first = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
-        long second = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long first = soloJob();
+        long second = soloJob();
         AtomicReference<List<Job>> other = new AtomicReference<>();
         AtomicReference<Outcome> outcome = new AtomicReference<>();
         CountDownLatch ended = new CountDownLatch(1);
         CountDownLatch completed = new CountDownLatch(1);
         try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
-                        TwoPhaseWorker.builder(
-                                        observed(firstOutcomeAndCompleted(outcome, ended, completed)),
-                                        QUEUE,
-                                        recording(),
-                                        ledgerCheck())
-                                .threads(1)
-                                .pollInterval(Duration.ofMillis(20)),
-                        job -> {
+                        oneThread(firstOutcome(outcome, ended, completed)), job -> {
                             if (job.id() == first && other.get() == null) {
                                 // the hold runs out (moved here by hand) before the job is taken,
                                 // and a leased claim takes the key's only slot meanwhile, for the
@@ -357,21 +303,13 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
     @Test
     void aTakeThatCannotHaveTheSlotsLockGivesTheJobBack() throws Exception {
         queue.concurrencyLimits().set(dsl, QUEUE, "solo", 1);
-        long first = queue.enqueue(
-                dsl, NewJob.builder(QUEUE, "work").concurrencyKey("solo").build());
+        long first = soloJob();
         AtomicReference<Connection> holder = new AtomicReference<>();
         AtomicReference<Outcome> outcome = new AtomicReference<>();
         CountDownLatch ended = new CountDownLatch(1);
         CountDownLatch completed = new CountDownLatch(1);
         try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
-                        TwoPhaseWorker.builder(
-                                        observed(firstOutcomeAndCompleted(outcome, ended, completed)),
-                                        QUEUE,
-                                        recording(),
-                                        ledgerCheck())
-                                .threads(1)
-                                .pollInterval(Duration.ofMillis(20)),
-                        job -> {
+                        oneThread(firstOutcome(outcome, ended, completed)), job -> {
                             if (holder.get() == null) {
                                 // what a claim that locked the slot before it saw the hold holds
                                 // until its transaction ends (a transactional claim, for longer

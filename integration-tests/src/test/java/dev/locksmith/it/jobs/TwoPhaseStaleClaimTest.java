@@ -11,8 +11,6 @@ import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TwoPhaseSeams;
 import dev.locksmith.jobs.TwoPhaseWorker;
 import dev.locksmith.observe.LocksmithObserver;
-import dev.locksmith.observe.Observation;
-import dev.locksmith.observe.Operation;
 import dev.locksmith.observe.Outcome;
 import java.time.Duration;
 import java.util.List;
@@ -37,26 +35,7 @@ class TwoPhaseStaleClaimTest extends TwoPhaseTest {
         AtomicReference<Job> asClaimed = new AtomicReference<>();
         CountDownLatch ended = new CountDownLatch(1);
         AtomicReference<Outcome> outcome = new AtomicReference<>();
-        LocksmithObserver handling = new LocksmithObserver() {
-            @Override
-            public Observation start(Operation operation) {
-                if (!(operation instanceof Operation.HandleJobs)) {
-                    return Observation.NONE;
-                }
-                return new Observation() {
-                    @Override
-                    public void end(Outcome o) {
-                        outcome.compareAndSet(null, o);
-                        ended.countDown();
-                    }
-
-                    @Override
-                    public void error(Throwable error) {
-                        ended.countDown();
-                    }
-                };
-            }
-        };
+        LocksmithObserver handling = firstOutcome(outcome, ended, new CountDownLatch(0));
         try (TwoPhaseWorker worker = TwoPhaseSeams.beforeTake(
                         TwoPhaseWorker.builder(observed(handling), "stale", recording(), ledgerCheck())
                                 .threads(1)

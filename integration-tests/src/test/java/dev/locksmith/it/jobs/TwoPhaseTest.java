@@ -16,6 +16,9 @@ import dev.locksmith.jobs.SideEffectStatus;
 import dev.locksmith.jobs.TwoPhaseJobHandler;
 import dev.locksmith.observe.JobEvent;
 import dev.locksmith.observe.LocksmithObserver;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
+import dev.locksmith.observe.Outcome;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -24,6 +27,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
@@ -214,6 +218,43 @@ abstract class TwoPhaseTest extends DatabaseTest {
             public void jobEvent(JobEvent e, Job job) {
                 if (e == event) {
                     latch.countDown();
+                }
+            }
+        };
+    }
+
+    /**
+     * Keeps how the worker's first job handling ended ({@code outcome}, counting {@code ended}
+     * down; an error counts it down too, with no outcome), and counts {@code completed} down on
+     * each completed job.
+     */
+    static LocksmithObserver firstOutcome(
+            AtomicReference<Outcome> outcome, CountDownLatch ended, CountDownLatch completed) {
+        return new LocksmithObserver() {
+            @Override
+            public Observation start(Operation operation) {
+                if (!(operation instanceof Operation.HandleJobs)) {
+                    return Observation.NONE;
+                }
+                return new Observation() {
+                    @Override
+                    public void end(Outcome o) {
+                        if (outcome.compareAndSet(null, o)) {
+                            ended.countDown();
+                        }
+                    }
+
+                    @Override
+                    public void error(Throwable error) {
+                        ended.countDown();
+                    }
+                };
+            }
+
+            @Override
+            public void jobEvent(JobEvent event, Job job) {
+                if (event == JobEvent.COMPLETED) {
+                    completed.countDown();
                 }
             }
         };
