@@ -92,6 +92,23 @@ class ConcurrencyLimitsTest extends DatabaseTest {
             running.get(job.concurrencyKey()).decrementAndGet();
         }
 
+        /**
+         * No key {@code k0} to {@code k<keys - 1>} ran more jobs at once than {@code limitOf} it,
+         * each ran some, some key ran two at once (the limits held concurrency down, not out), and
+         * each of {@code jobs} jobs ran once.
+         */
+        void assertWithinLimitsEachRanOnce(int keys, IntUnaryOperator limitOf, int jobs) {
+            for (int k = 0; k < keys; k++) {
+                assertThat(most("k" + k)).as("most running of k" + k).isBetween(1, limitOf.applyAsInt(k));
+            }
+            assertThat(most.values().stream().mapToInt(AtomicInteger::get).max().orElse(0))
+                    .isGreaterThan(1);
+            assertThat(runs.size()).isEqualTo(jobs);
+            assertThat(runs.values().stream().filter(n -> n.get() != 1).count())
+                    .as("jobs run more than once")
+                    .isZero();
+        }
+
         int most(String key) {
             AtomicInteger m = most.get(key);
             return m == null ? 0 : m.get();
@@ -129,18 +146,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     }
 
     private void assertNoKeyExceededItsLimitAndEveryJobRanOnce() {
-        for (int k = 0; k < KEYS; k++) {
-            assertThat(recorder.most("k" + k)).as("most running of k" + k).isBetween(1, limitOf(k));
-        }
-        // the limits held concurrency down, not out: some key of limit 2 or more ran two at once
-        assertThat(recorder.most.values().stream()
-                        .mapToInt(AtomicInteger::get)
-                        .max()
-                        .orElse(0))
-                .isGreaterThan(1);
-        assertThat(recorder.runs.size()).isEqualTo(JOBS_COUNT);
-        assertThat(recorder.runs.values().stream().filter(n -> n.get() != 1).count())
-                .isZero();
+        recorder.assertWithinLimitsEachRanOnce(KEYS, ConcurrencyLimitsTest::limitOf, JOBS_COUNT);
         assertThat(dsl.fetchCount(JOBS)).isZero();
     }
 

@@ -27,7 +27,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
@@ -128,19 +127,7 @@ class TwoPhaseConcurrencyLimitsTest extends TwoPhaseTest {
         } finally {
             workers.forEach(Worker::close);
         }
-        for (int k = 0; k < KEYS; k++) {
-            assertThat(recorder.most("k" + k)).as("most running of k" + k).isBetween(1, limitOf(k));
-        }
-        // the limits held concurrency down, not out: some key of limit 2 or 3 ran two at once
-        assertThat(recorder.most.values().stream()
-                        .mapToInt(AtomicInteger::get)
-                        .max()
-                        .orElse(0))
-                .isGreaterThan(1);
-        assertThat(recorder.runs).hasSize(JOBS_COUNT);
-        assertThat(recorder.runs.values().stream().filter(n -> n.get() != 1).count())
-                .as("jobs run more than once")
-                .isZero();
+        recorder.assertWithinLimitsEachRanOnce(KEYS, TwoPhaseConcurrencyLimitsTest::limitOf, JOBS_COUNT);
         assertThat(ranTwoPhase.size())
                 .as("jobs the two-phase workers ran; the leased worker ran the others")
                 .isBetween(1, JOBS_COUNT - 1);
