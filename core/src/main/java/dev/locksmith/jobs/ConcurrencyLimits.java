@@ -54,8 +54,10 @@ import org.jooq.DSLContext;
  * <p><b>Works with</b> ordering keys (a job is claimed only as the head of its ordering key),
  * unique keys, priorities, delays, schedules (a template's key is kept), shards
  * ({@link Claim#onShards}), PgBouncer in transaction mode (the locks are transaction-scoped).
- * <b>Not yet:</b> {@link TwoPhaseWorker} does not claim keyed jobs of a queue with limits, and
- * Citus refuses the limits (the claim reads a key's jobs across shards).
+ * On Citus a job with a concurrency key goes to the shard its queue and key hash to (unless it is
+ * given a shard: then the limits hold per shard), and the keyed claim of a shard counts the
+ * key's running jobs there, in statements on that shard's node; there {@link TwoPhaseWorker}
+ * does not run at all.
  */
 public final class ConcurrencyLimits {
 
@@ -109,7 +111,6 @@ public final class ConcurrencyLimits {
      * @param queue the queue, 1 to 128 characters
      * @param maxRunning 1 to {@link #MAX}
      * @throws IllegalArgumentException for a bad queue or limit (nothing written)
-     * @throws UnsupportedOperationException on Citus
      */
     public void setDefault(DSLContext tx, String queue, int maxRunning) {
         limits.set(tx, queue, null, maxRunning);
@@ -123,7 +124,6 @@ public final class ConcurrencyLimits {
      * @param concurrencyKey the key, 1 to 256 characters
      * @param maxRunning 1 to {@link #MAX}
      * @throws IllegalArgumentException for a bad queue, key or limit (nothing written)
-     * @throws UnsupportedOperationException on Citus
      */
     public void set(DSLContext tx, String queue, String concurrencyKey, int maxRunning) {
         limits.set(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"), maxRunning);
@@ -136,7 +136,6 @@ public final class ConcurrencyLimits {
      * @param queue the queue, 1 to 128 characters
      * @return whether it had one
      * @throws IllegalArgumentException for a bad queue (nothing removed)
-     * @throws UnsupportedOperationException on Citus
      */
     public boolean removeDefault(DSLContext tx, String queue) {
         return limits.remove(tx, queue, null);
@@ -151,7 +150,6 @@ public final class ConcurrencyLimits {
      * @param concurrencyKey the key, 1 to 256 characters
      * @return whether it had one
      * @throws IllegalArgumentException for a bad queue or key (nothing removed)
-     * @throws UnsupportedOperationException on Citus
      */
     public boolean remove(DSLContext tx, String queue, String concurrencyKey) {
         return limits.remove(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"));

@@ -51,8 +51,8 @@ import org.jooq.DSLContext;
  * others (each looks once a second whether its queue has rates, and holds a rate-limited key back
  * until it has seen the rate). A window changed while a key is busy applies from the next claim (starts
  * older than the window in force are dropped). Claims need READ COMMITTED, as for concurrency
- * limits; Citus refuses them; {@link TwoPhaseWorker} leaves keyed jobs of a queue with limits
- * alone.
+ * limits; a {@link TwoPhaseWorker}'s claim is a start too. Citus refuses them (concurrency limits
+ * run there): a key's starts are not yet recorded on its shard.
  */
 public final class RateLimits {
 

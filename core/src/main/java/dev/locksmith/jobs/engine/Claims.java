@@ -19,11 +19,11 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 import org.jooq.DSLContext;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,7 +100,7 @@ public final class Claims {
                         claim,
                         false,
                         context.statements::claimInTransaction,
-                        context.keyed::inTransaction,
+                        KeyedClaims.Mode.IN_TRANSACTION,
                         b -> b,
                         context.claimedInTransaction()));
     }
@@ -127,7 +127,7 @@ public final class Claims {
                         claim,
                         true,
                         context.statements::claim,
-                        context.keyed::leased,
+                        KeyedClaims.Mode.LEASED,
                         b -> b.set(JobStatements.WORKER, workerId).setInterval(JobStatements.LEASE, lease),
                         context.claimed()));
     }
@@ -157,7 +157,7 @@ public final class Claims {
                         claim,
                         true,
                         context.statements::claimTwoPhase,
-                        context.keyed::held,
+                        KeyedClaims.Mode.HELD,
                         b -> b.setInterval(JobStatements.HOLD, hold),
                         context.claimed()));
     }
@@ -169,41 +169,71 @@ public final class Claims {
      * (every shard of the table, {@code 0} to {@code shards - 1}, when it names none) so that no
      * shard starves, until the limit is reached or every shard was tried; with
      * {@code fill = false}, only until a shard had jobs, so that a transaction's jobs come from
-     * one shard and it commits on one node.
+     * one shard and it commits on one node. A queue with concurrency limits is claimed with its
+     * keyed claim ({@code keyed}) beside the plain one ({@link #withKeyed}), on Citus per shard.
      */
     private List<Job> onShards(
             DSLContext ctx,
             Claim claim,
             boolean fill,
             BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
-            @Nullable BiFunction<Integer, Boolean, RenderedQuery> keyed,
+            KeyedClaims.Mode keyed,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         int distributed = context.shards(ctx);
         if (distributed == 0) {
             JobStatements.Shards which =
                     claim.shards().isEmpty() ? JobStatements.Shards.ALL : JobStatements.Shards.SOME;
-            if (keyed == null || !context.keyed.limited(ctx, claim.queue())) {
-                RenderedQuery query = statement.apply(claim.limit(), which);
-                return sorted(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
+            IntFunction<List<Job>> plain = left -> {
+                RenderedQuery query = statement.apply(left, which);
+                return query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper);
+            };
+            if (!context.keyed.limited(ctx, claim.queue())) {
+                return sorted(plain.apply(claim.limit()));
             }
-            return sorted(withKeyed(ctx, claim, fill, which, statement, keyed, binds, mapper));
+            return sorted(withKeyed(
+                    ctx,
+                    claim.queue(),
+                    claim.limit(),
+                    fill,
+                    left -> {
+                        RenderedQuery keyedClaim =
+                                context.keyed.statement(keyed, left, context.keyed.rated(ctx, claim.queue()));
+                        return context.keyed.claim(ctx, claim, left, keyedClaim, fill, binds, mapper);
+                    },
+                    plain));
         }
         List<Integer> shards = claim.shards().isEmpty()
                 ? IntStream.range(0, distributed).boxed().toList()
                 : claim.shards().stream().sorted().toList();
         int start = ThreadLocalRandom.current().nextInt(shards.size());
+        // two-phase claims leave keyed jobs alone on Citus, where TwoPhaseWorker refuses to start
+        boolean limited = keyed != KeyedClaims.Mode.HELD && context.keyed.limited(ctx, claim.queue());
         List<Job> jobs = new ArrayList<>();
         for (int i = 0; i < shards.size() && jobs.size() < claim.limit(); i++) {
-            RenderedQuery query = statement.apply(claim.limit() - jobs.size(), JobStatements.Shards.ONE);
-            Binds values = binds.apply(query.binds()
-                    .set(JobStatements.QUEUE, claim.queue())
-                    .set(JobStatements.SHARD, shards.get((start + i) % shards.size())));
-            if (query.hasParameter(JobStatements.CLAIM_TOKEN)) {
-                values.set(JobStatements.CLAIM_TOKEN, UUID.randomUUID().toString());
-            }
+            int shard = shards.get((start + i) % shards.size());
+            IntFunction<List<Job>> plain = left -> {
+                RenderedQuery query = statement.apply(left, JobStatements.Shards.ONE);
+                Binds values = binds.apply(
+                        query.binds().set(JobStatements.QUEUE, claim.queue()).set(JobStatements.SHARD, shard));
+                if (query.hasParameter(JobStatements.CLAIM_TOKEN)) {
+                    values.set(JobStatements.CLAIM_TOKEN, UUID.randomUUID().toString());
+                }
+                return query.fetch(ctx, values, mapper);
+            };
+            int left = claim.limit() - jobs.size();
             try {
-                jobs.addAll(query.fetch(ctx, values, mapper));
+                jobs.addAll(
+                        limited
+                                ? withKeyed(
+                                        ctx,
+                                        claim.queue(),
+                                        left,
+                                        fill,
+                                        n -> context.keyed.claimOnShard(
+                                                ctx, keyed, claim.queue(), shard, n, fill, binds, mapper),
+                                        plain)
+                                : plain.apply(left));
             } catch (RuntimeException e) {
                 if (jobs.isEmpty() || !fill) {
                     throw e;
@@ -212,7 +242,7 @@ public final class Claims {
                 // than leave them leased to no one until their leases expire.
                 LOG.warn(
                         "claim on shard {} of queue {} failed; returning the {} jobs claimed before it",
-                        shards.get((start + i) % shards.size()),
+                        shard,
                         claim.queue(),
                         jobs.size(),
                         e);
@@ -226,37 +256,33 @@ public final class Claims {
     }
 
     /**
-     * A claim of a queue with concurrency limits: keyed jobs through {@link KeyedClaims}, the
-     * others through the plain claim, which leaves keyed jobs alone; each takes what the other
-     * left of the limit. Which goes first is a coin toss per claim, so that neither kind of job
-     * can keep the other out of full batches. The plain claim is left out while the queue had no
-     * pending job without a key at its last look ({@link KeyedClaims#unkeyed}). A transactional
-     * claim ({@code fill} false) stops after the first statement that claimed jobs: the second
-     * would not see the rows the first deleted, and could take the next job of an ordering key
-     * whose head the first took. The keyed statement claims at most
-     * {@value #KEYED_PER_STATEMENT} jobs: each holds an advisory lock until the claim's transaction
-     * ends, and PostgreSQL's lock table is shared by every session.
+     * A claim of up to {@code limit} jobs of a queue with concurrency limits: keyed jobs through
+     * {@code keyed} ({@link KeyedClaims}), the others through {@code plain}, the plain claim,
+     * which leaves keyed jobs alone; each takes what the other left of the limit. Which goes first
+     * is a coin toss per claim, so that neither kind of job can keep the other out of full
+     * batches. The plain claim is left out while the queue had no pending job without a key at
+     * its last look ({@link KeyedClaims#unkeyed}). A transactional claim ({@code fill} false)
+     * stops after the first statement that claimed jobs: the second would not see the rows the
+     * first deleted, and could take the next job of an ordering key whose head the first took.
+     * The keyed statement claims at most {@value #KEYED_PER_STATEMENT} jobs: each holds an
+     * advisory lock until the claim's transaction ends, and PostgreSQL's lock table is shared by
+     * every session.
      */
     private List<Job> withKeyed(
             DSLContext ctx,
-            Claim claim,
+            String queue,
+            int limit,
             boolean fill,
-            JobStatements.Shards which,
-            BiFunction<Integer, JobStatements.Shards, RenderedQuery> statement,
-            BiFunction<Integer, Boolean, RenderedQuery> keyed,
-            UnaryOperator<Binds> binds,
-            RenderedQuery.RowMapper<Job> mapper) {
+            IntFunction<List<Job>> keyed,
+            IntFunction<List<Job>> plain) {
         boolean keyedFirst = ThreadLocalRandom.current().nextBoolean();
         List<Job> jobs = new ArrayList<>();
-        for (int turn = 0; turn < 2 && jobs.size() < claim.limit() && (fill || jobs.isEmpty()); turn++) {
-            int left = claim.limit() - jobs.size();
+        for (int turn = 0; turn < 2 && jobs.size() < limit && (fill || jobs.isEmpty()); turn++) {
+            int left = limit - jobs.size();
             if ((turn == 0) == keyedFirst) {
-                int keyedLeft = Math.min(left, KEYED_PER_STATEMENT);
-                RenderedQuery keyedClaim = keyed.apply(keyedLeft, context.keyed.rated(ctx, claim.queue()));
-                jobs.addAll(context.keyed.claim(ctx, claim, keyedLeft, keyedClaim, fill, binds, mapper));
-            } else if (context.keyed.unkeyed(ctx, claim.queue())) {
-                RenderedQuery query = statement.apply(left, which);
-                jobs.addAll(query.fetch(ctx, binds.apply(claimBinds(query, claim)), mapper));
+                jobs.addAll(keyed.apply(Math.min(left, KEYED_PER_STATEMENT)));
+            } else if (context.keyed.unkeyed(ctx, queue)) {
+                jobs.addAll(plain.apply(left));
             }
         }
         return jobs;

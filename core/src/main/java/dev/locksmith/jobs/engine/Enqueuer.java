@@ -179,8 +179,10 @@ public final class Enqueuer {
      * given. On Citus, a job given shard 0 (the default) is placed by the library: a job with a
      * unique key on the shard its queue and key hash to, so that the per-shard unique index
      * still allows one live job per key in the queue; a job with an ordering key likewise, so
-     * that a key's jobs share a shard and a single-shard claim sees all of them; any other on a
-     * random shard, spreading the queue over the cluster. A job given another shard stays there.
+     * that a key's jobs share a shard and a single-shard claim sees all of them; a job with a
+     * concurrency key likewise, so that the keyed claim of that shard counts every running job of
+     * the key ({@link KeyedShardClaims}); any other on a random shard, spreading the queue over the
+     * cluster. A job given another shard stays there (its keys' guarantees then hold per shard).
      */
     static int shardFor(NewJob job, int distributedShards) {
         if (distributedShards == 0) {
@@ -200,6 +202,17 @@ public final class Enqueuer {
                     + "give it NewJob.Builder#shard, the same for every job of its ordering key");
         }
         java.util.Optional<String> key = job.uniqueKey().or(job::orderingKey);
+        if (job.concurrencyKey().isPresent()) {
+            // the same string hashes to the same shard: a key that is both is placed by either
+            if (key.isPresent() && !key.equals(job.concurrencyKey())) {
+                throw new IllegalArgumentException("on Citus a job with a concurrency key and a different "
+                        + (job.uniqueKey().isPresent() ? "unique" : "ordering")
+                        + " key needs a shard (the two keys may hash to different shards, and each guarantee "
+                        + "holds within one): give it NewJob.Builder#shard, the same for every job of its "
+                        + "concurrency key");
+            }
+            key = job.concurrencyKey();
+        }
         if (key.isPresent()) {
             // String.hashCode is specified, so every JVM places a key on the same shard.
             return Math.floorMod((job.queue() + '\u0000' + key.get()).hashCode(), distributedShards);

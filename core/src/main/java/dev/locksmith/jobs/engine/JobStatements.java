@@ -219,6 +219,18 @@ final class JobStatements {
                 false);
     }
 
+    /**
+     * {@link #leased(UpdateSetFirstStep)} for a claim of one shard on Citus: the lease id derived
+     * from {@link #CLAIM_TOKEN} and the job's id ({@link #derivedLeaseId}).
+     */
+    static UpdateSetMoreStep<JobsRecord> leasedOnShard(UpdateSetFirstStep<JobsRecord> update) {
+        return leased(
+                update,
+                DSL.param(WORKER, SQLDataType.VARCHAR),
+                DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND)),
+                true);
+    }
+
     private static UpdateSetMoreStep<JobsRecord> leased(
             UpdateSetFirstStep<JobsRecord> update,
             Param<String> worker,
@@ -314,7 +326,7 @@ final class JobStatements {
         return DSL.select(JOBS.ID)
                 .from(JOBS)
                 .where(due)
-                .and(shards == Shards.ONE ? DSL.noCondition() : notLimited())
+                .and(notLimited())
                 .and(JOBS.ORDERING_KEY.isNull().or(headOfItsKey(shards == Shards.ONE)))
                 .orderBy(JOBS.PRIORITY, JOBS.RUN_AT, JOBS.ID)
                 .limit(DSL.inline(limit))
@@ -344,7 +356,8 @@ final class JobStatements {
      * limit at all. A keyed job of a queue with limits is {@link KeyedClaims}' to claim. The
      * {@code NOT EXISTS} (one probe of the limits' key, correlated with the row's queue, so that
      * the statement keeps its one parameter for the queue) runs only for a row that has a key: it
-     * comes second in the {@code OR}. Not on Citus (one-shard claims), where limits are refused.
+     * comes second in the {@code OR}. On Citus the limits are a reference table (queue-018), which
+     * a claim of one shard reads on the shard's node.
      */
     private static Condition notLimited() {
         return JOBS.CONCURRENCY_KEY

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
@@ -32,7 +33,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The claim of jobs that carry a concurrency key, on a queue that has concurrency limits
- * ({@code job_concurrency_limits}); one server only. Its first half is the schema's
+ * ({@code job_concurrency_limits}); on Citus, shard by shard through {@link KeyedShardClaims}. Its
+ * first half is the schema's
  * {@code job_claim_keyed} function, whose description has the exactness argument: it walks the
  * queue's keys with pending jobs in key order, starting after the key where this thread's last
  * walk of the queue ended (so the keys take turns: round robin), locks free slots of each key it visits
@@ -81,6 +83,7 @@ final class KeyedClaims {
 
     private final Map<String, Looked> limited = new ConcurrentHashMap<>();
     private final RenderedQuery hasLimits;
+    private final KeyedShardClaims onShard;
 
     /**
      * Whether a queue had limits when last looked at, whether it then had pending jobs without a
@@ -92,10 +95,11 @@ final class KeyedClaims {
      * A row of the keyed claim: the job claimed (null in the row that only ends the walk), where
      * the walk ended and how many slots it lost to other claims (in every row).
      */
-    private record Row(@Nullable Job job, @Nullable String walkedTo, int lost) {}
+    record Row(@Nullable Job job, @Nullable String walkedTo, int lost) {}
 
     KeyedClaims(DSLContext dsl) {
         this.dsl = dsl;
+        this.onShard = new KeyedShardClaims(dsl);
         Field<String> queue = DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR);
         // EXISTS as a template rather than DSL.exists(Select): jOOQ 3.21 replaced that method by
         // DSL.exists(TableLike), so code compiled against 3.19 fails to link on 3.21
@@ -176,8 +180,7 @@ final class KeyedClaims {
     }
 
     /**
-     * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #leased(int, boolean)} or
-     * {@link #inTransaction(int, boolean)}) and moves this thread's walk on. With {@code again},
+     * Claims up to {@code limit} keyed jobs with {@code statement} ({@link #statement}) and moves this thread's walk on. With {@code again},
      * a statement that claimed nothing although it lost slots to other claims (their locks held,
      * or, once locked, found taken by a claim that committed after its first look: claims on
      * other threads visit the same keys) is made again, from where it ended, up to
@@ -194,32 +197,62 @@ final class KeyedClaims {
             boolean again,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
+        List<Integer> shards = List.copyOf(claim.shards());
+        RenderedQuery.RowMapper<Row> rowMapper = row -> new Row(
+                row.getObject(1) == null ? null : mapper.map(row),
+                row.getString(JobStatements.JOB_COLUMNS.size() + 1),
+                row.getObject(JobStatements.JOB_COLUMNS.size() + 2) == null
+                        ? 0
+                        : row.getInt(JobStatements.JOB_COLUMNS.size() + 2));
+        return walk(
+                claim.queue(),
+                again,
+                after -> statement.fetch(
+                        ctx,
+                        binds.apply(statement
+                                .binds()
+                                .set(JobStatements.QUEUE, claim.queue())
+                                .set(AFTER, after)
+                                .setInts(JobStatements.SHARDS, shards)),
+                        rowMapper));
+    }
+
+    /**
+     * {@link #claim} of one shard on Citus ({@link KeyedShardClaims}): up to {@code limit} keyed
+     * jobs of {@code shard}, leased ({@link Mode#LEASED}, in a transaction of their own) or deleted
+     * in {@code ctx}'s transaction ({@link Mode#IN_TRANSACTION}). The walk's place is kept per
+     * queue, whichever shard it was on: keys sort the same on every shard.
+     */
+    List<Job> claimOnShard(
+            DSLContext ctx,
+            Mode mode,
+            String queue,
+            int shard,
+            int limit,
+            boolean again,
+            UnaryOperator<Binds> binds,
+            RenderedQuery.RowMapper<Job> mapper) {
+        return walk(queue, again, after -> onShard.claim(ctx, mode, queue, after, shard, limit, binds, mapper));
+    }
+
+    /**
+     * Makes a keyed claim from where this thread's last walk of {@code queue} ended, again while
+     * {@code again} allows and it came back empty having lost slots (see {@link #claim}), moving
+     * the walk on after each.
+     */
+    private List<Job> walk(String queue, boolean again, Function<@Nullable String, List<Row>> attempt) {
         List<Job> jobs = new ArrayList<>();
         Map<String, String> here = walkedToHere.get();
-        List<Integer> shards = List.copyOf(claim.shards());
-        for (int attempt = 0; attempt <= (again ? AGAIN_AT_MOST : 0) && jobs.isEmpty(); attempt++) {
-            Binds values = binds.apply(statement
-                    .binds()
-                    .set(JobStatements.QUEUE, claim.queue())
-                    .set(AFTER, here.getOrDefault(claim.queue(), walkedTo.get(claim.queue())))
-                    .setInts(JobStatements.SHARDS, shards));
-            List<Row> rows = statement.fetch(
-                    ctx,
-                    values,
-                    row -> new Row(
-                            row.getObject(1) == null ? null : mapper.map(row),
-                            row.getString(JobStatements.JOB_COLUMNS.size() + 1),
-                            row.getObject(JobStatements.JOB_COLUMNS.size() + 2) == null
-                                    ? 0
-                                    : row.getInt(JobStatements.JOB_COLUMNS.size() + 2)));
+        for (int tries = 0; tries <= (again ? AGAIN_AT_MOST : 0) && jobs.isEmpty(); tries++) {
+            List<Row> rows = attempt.apply(here.getOrDefault(queue, walkedTo.get(queue)));
             for (Row row : rows) {
                 if (row.job() != null) {
                     jobs.add(row.job());
                 }
             }
             if (!rows.isEmpty() && rows.get(0).walkedTo() != null) {
-                walkedTo.put(claim.queue(), rows.get(0).walkedTo());
-                here.put(claim.queue(), rows.get(0).walkedTo());
+                walkedTo.put(queue, rows.get(0).walkedTo());
+                here.put(queue, rows.get(0).walkedTo());
             }
             if (rows.isEmpty() || rows.get(0).lost() == 0) {
                 break;
@@ -229,35 +262,26 @@ final class KeyedClaims {
     }
 
     /**
-     * The leased keyed claim of up to {@code limit} jobs: the lease's columns and the slot written;
-     * with {@code rated}, the starts of rate-limited keys recorded.
+     * The keyed claim of up to {@code limit} jobs in {@code mode}; with {@code rated}, the starts
+     * of rate-limited keys recorded. Leased: the lease's columns and the slot written. In a
+     * transaction: the rows deleted in the caller's transaction. Held, the first step of a
+     * two-phase claim, auto-committed as a leased one: each job's attempt and fence counted, its
+     * {@code run_at} moved to the end of the hold ({@link JobStatements#HOLD}) and its slot
+     * written negated to {@code key_slot}, which the function's looks count as a running job's
+     * while the hold lasts (the job stays {@code pending}); the transaction that takes the job
+     * takes the slot's lock ({@link TwoPhaseSteps#take}).
      */
-    RenderedQuery leased(int limit, boolean rated) {
-        return leased.computeIfAbsent(rated ? -limit : limit, n -> render(limit, Mode.LEASED, rated));
-    }
-
-    /**
-     * The transactional keyed claim of up to {@code limit} jobs: the rows deleted in the caller's
-     * transaction; with {@code rated}, the starts of rate-limited keys recorded.
-     */
-    RenderedQuery inTransaction(int limit, boolean rated) {
-        return inTransaction.computeIfAbsent(rated ? -limit : limit, n -> render(limit, Mode.IN_TRANSACTION, rated));
-    }
-
-    /**
-     * The first step of a two-phase keyed claim of up to {@code limit} jobs, auto-committed as a
-     * leased one: each job's attempt and fence counted, its {@code run_at} moved to the end of the
-     * hold ({@link JobStatements#HOLD}) and its slot written negated to {@code key_slot}, which
-     * the function's looks count as a running job's while the hold lasts (the job stays
-     * {@code pending}); with {@code rated}, the starts of rate-limited keys recorded. The
-     * transaction that takes the job takes the slot's lock ({@link TwoPhaseSteps#take}).
-     */
-    RenderedQuery held(int limit, boolean rated) {
-        return held.computeIfAbsent(rated ? -limit : limit, n -> render(limit, Mode.HELD, rated));
+    RenderedQuery statement(Mode mode, int limit, boolean rated) {
+        Map<Integer, RenderedQuery> cache = switch (mode) {
+            case LEASED -> leased;
+            case IN_TRANSACTION -> inTransaction;
+            case HELD -> held;
+        };
+        return cache.computeIfAbsent(rated ? -limit : limit, n -> render(limit, mode, rated));
     }
 
     /** What the statement around the function does to the jobs it pairs with slots. */
-    private enum Mode {
+    enum Mode {
         /** Leases them ({@code running}), writing each one's slot. */
         LEASED,
         /** Deletes them in the caller's transaction, whose slot locks last it. */
@@ -321,7 +345,8 @@ final class KeyedClaims {
                         DSL.param(AFTER, SQLDataType.VARCHAR),
                         DSL.inline(limit),
                         DSL.param(JobStatements.SHARDS, SQLDataType.INTEGER.array()),
-                        DSL.inline(rated))
+                        DSL.inline(rated),
+                        DSL.inline(false))
                 .as("f");
         // materialized, so that the function runs once, before the rows it names are changed
         CommonTableExpression<Record5<Long, Short, String, YearToSecond, Integer>> pairs = DSL.name("pairs")

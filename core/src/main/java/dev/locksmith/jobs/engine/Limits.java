@@ -11,6 +11,8 @@ import dev.locksmith.jobs.RateLimits;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,7 +70,6 @@ public final class Limits {
      * @param key 1 to 256 characters, not blank; null for the queue's default
      * @param maxRunning 1 to {@link #MAX}
      * @throws IllegalArgumentException for a bad queue, key or limit (nothing written)
-     * @throws UnsupportedOperationException on Citus
      */
     public void set(DSLContext tx, String queue, @Nullable String key, int maxRunning) {
         Texts.requireName("queue", queue, 128);
@@ -120,7 +121,10 @@ public final class Limits {
      * leaving its other kind of limit as it is.
      */
     private void upsert(DSLContext tx, String queue, String stored, Map<Field<?>, Object> values) {
-        DSLContext ctx = onOneServer(tx);
+        DSLContext ctx = context.on(tx);
+        if (values.containsKey(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
+            refuseRatesOnCitus(ctx);
+        }
         Errors.translating(() -> ctx.insertInto(JOB_CONCURRENCY_LIMITS)
                 .set(JOB_CONCURRENCY_LIMITS.QUEUE, queue)
                 .set(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, stored)
@@ -128,7 +132,9 @@ public final class Limits {
                 .onConflict(JOB_CONCURRENCY_LIMITS.QUEUE, JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY)
                 .doUpdate()
                 .set(values)
-                .set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.currentOffsetDateTime())
+                // the inserted row's default, now(): Citus refuses functions in DO UPDATE SET
+                // (the limits are a reference table there) unless they are immutable
+                .set(JOB_CONCURRENCY_LIMITS.UPDATED_AT, DSL.excluded(JOB_CONCURRENCY_LIMITS.UPDATED_AT))
                 .execute());
         context.keyed.forget(queue);
     }
@@ -152,7 +158,10 @@ public final class Limits {
     private boolean clear(DSLContext tx, String queue, @Nullable String key, Field<Integer> own) {
         Texts.requireName("queue", queue, 128);
         String stored = stored(key);
-        DSLContext ctx = onOneServer(tx);
+        DSLContext ctx = context.on(tx);
+        if (own.equals(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
+            refuseRatesOnCitus(ctx);
+        }
         Condition row = JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue).and(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(stored));
         var cleared = ctx.update(JOB_CONCURRENCY_LIMITS).set(own, DSL.inline((Integer) null));
         if (own.equals(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
@@ -241,7 +250,7 @@ public final class Limits {
         Texts.requireName("queue", queue, 128);
         requireCap(cap);
         Field<String> q = DSL.val(queue);
-        var atLimit = atLimit(q);
+        var atLimit = atLimit(q, DSL.noCondition());
         Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
         var row = Errors.translating(() -> context.dsl
                 .with(atLimit)
@@ -278,19 +287,50 @@ public final class Limits {
             throw new IllegalArgumentException("keys must be between 1 and " + MAX_KEYS_LISTED + ", was " + keys);
         }
         requireCap(cap);
+        if (context.distribution.known() <= 0) {
+            try {
+                return heldBackByKey(queue, keys, cap, DSL.noCondition());
+            } catch (RuntimeException e) {
+                if (!context.refusedByCitus(e)) {
+                    throw e;
+                }
+            }
+        }
+        // On Citus the statement's subqueries, correlated with each key, would read every shard,
+        // which Citus refuses: one statement per shard instead, each a router statement (a key's
+        // jobs share its shard; a key given several shards is listed once per shard, as its
+        // limit holds per shard). The first call there also costs the refused statement and the
+        // look at the layout.
+        int shards = context.shards(context.dsl);
+        List<ConcurrencyLimits.KeyHeldBack> all = new ArrayList<>();
+        for (int shard = 0; shard < shards; shard++) {
+            all.addAll(heldBackByKey(queue, keys, cap, JOBS.SHARD.eq(DSL.val(shard))));
+        }
+        return all.stream()
+                .sorted(Comparator.comparingInt(ConcurrencyLimits.KeyHeldBack::jobsHeldBack)
+                        .reversed()
+                        .thenComparing(ConcurrencyLimits.KeyHeldBack::concurrencyKey))
+                .limit(keys)
+                .toList();
+    }
+
+    /** {@link #heldBackByKey(String, int, int)} of the jobs {@code of}. */
+    private List<ConcurrencyLimits.KeyHeldBack> heldBackByKey(String queue, int keys, int cap, Condition of) {
         Field<String> q = DSL.val(queue);
-        var atLimit = atLimit(q);
+        var atLimit = atLimit(q, of);
         Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
         Field<Integer> running = DSL.field(DSL.selectCount()
                         .from(JOBS)
-                        .where(JOBS.QUEUE.eq(q))
+                        .where(of)
+                        .and(JOBS.QUEUE.eq(q))
                         .and(inASlot())
                         .and(JOBS.CONCURRENCY_KEY.eq(key)))
                 .as("running");
         Field<Integer> held = DSL.field(DSL.selectCount()
                         .from(DSL.select(DSL.inline(1))
                                 .from(JOBS)
-                                .where(JOBS.QUEUE.eq(q))
+                                .where(of)
+                                .and(JOBS.QUEUE.eq(q))
                                 .and(JOBS.STATUS.eq(Sql.PENDING))
                                 .and(JOBS.CONCURRENCY_KEY.eq(key))
                                 .and(JOBS.RUN_AT.le(Sql.statementTime()))
@@ -307,31 +347,43 @@ public final class Limits {
 
     /**
      * The CTE {@code at_limit} of {@code queue}'s keys at a limit: a group over the queue's running
-     * keyed jobs ({@link #inASlot}: the running index) keeping the keys whose count reaches their concurrency limit,
-     * and a pass over the queue's rows of starts (one per key that had a rate) keeping the keys
-     * whose window holds as many starts as their rate.
+     * keyed jobs ({@link #inASlot}: the running index) keeping the keys whose count reaches their
+     * concurrency limit (the key's own, else the queue's default, joined to the groups: Citus
+     * refuses a subquery in {@code HAVING} that refers to the group), and a pass over the queue's rows of starts (one per key that had a rate) keeping the keys whose
+     * window holds as many starts as their rate. Only the jobs {@code of} (a shard's, on Citus).
      */
-    private static CommonTableExpression<Record1<String>> atLimit(Field<String> q) {
-        var limits = JOB_CONCURRENCY_LIMITS.as("own");
+    private static CommonTableExpression<Record1<String>> atLimit(Field<String> q, Condition of) {
+        var own = JOB_CONCURRENCY_LIMITS.as("own");
         var fallback = JOB_CONCURRENCY_LIMITS.as("fallback");
-        Field<Integer> limitOfKey = DSL.coalesce(
-                DSL.field(DSL.select(limits.MAX_RUNNING)
-                        .from(limits)
-                        .where(limits.QUEUE.eq(q))
-                        .and(limits.CONCURRENCY_KEY.eq(JOBS.CONCURRENCY_KEY))),
-                DSL.field(DSL.select(fallback.MAX_RUNNING)
-                        .from(fallback)
-                        .where(fallback.QUEUE.eq(q))
-                        .and(fallback.CONCURRENCY_KEY.eq(DSL.inline(DEFAULT)))));
+        Field<Integer> n = DSL.count().as("n");
+        var running = DSL.select(JOBS.CONCURRENCY_KEY, n)
+                .from(JOBS)
+                .where(of)
+                .and(JOBS.QUEUE.eq(q))
+                .and(inASlot())
+                .and(JOBS.CONCURRENCY_KEY.isNotNull())
+                .groupBy(JOBS.CONCURRENCY_KEY)
+                .asTable("running");
+        Field<String> runningKey = Objects.requireNonNull(running.field(JOBS.CONCURRENCY_KEY));
+        Field<Integer> count = Objects.requireNonNull(running.field(n));
+        var full = DSL.select(runningKey)
+                .from(running)
+                .leftJoin(own)
+                .on(own.QUEUE.eq(q))
+                .and(own.CONCURRENCY_KEY.eq(runningKey))
+                .leftJoin(fallback)
+                .on(fallback.QUEUE.eq(q))
+                .and(fallback.CONCURRENCY_KEY.eq(DSL.inline(DEFAULT)))
+                .where(count.ge(DSL.coalesce(own.MAX_RUNNING, fallback.MAX_RUNNING)));
         // the rate that applies to a key's row of starts: its own, else the queue's default (any
         // key sorts after the default's empty one)
-        var rates = JOB_CONCURRENCY_LIMITS.as("rate");
-        var rate = DSL.lateral(DSL.select(rates.MAX_STARTS, rates.WINDOW_MICROS)
-                        .from(rates)
-                        .where(rates.QUEUE.eq(JOB_KEY_STARTS.QUEUE))
-                        .and(rates.CONCURRENCY_KEY.in(JOB_KEY_STARTS.CONCURRENCY_KEY, DSL.inline(DEFAULT)))
-                        .and(rates.MAX_STARTS.isNotNull())
-                        .orderBy(rates.CONCURRENCY_KEY.desc())
+        var limits = JOB_CONCURRENCY_LIMITS.as("rate");
+        var rate = DSL.lateral(DSL.select(limits.MAX_STARTS, limits.WINDOW_MICROS)
+                        .from(limits)
+                        .where(limits.QUEUE.eq(JOB_KEY_STARTS.QUEUE))
+                        .and(limits.CONCURRENCY_KEY.in(JOB_KEY_STARTS.CONCURRENCY_KEY, DSL.inline(DEFAULT)))
+                        .and(limits.MAX_STARTS.isNotNull())
+                        .orderBy(limits.CONCURRENCY_KEY.desc())
                         .limit(DSL.inline(1)))
                 .as("applies");
         var starts = DSL.unnest(JOB_KEY_STARTS.STARTS).as("s", "at");
@@ -340,20 +392,13 @@ public final class Limits {
                 .from(starts)
                 .where(at.gt(DSL.field(
                         "clock_timestamp() - {0} * interval '1 microsecond'",
-                        SQLDataType.TIMESTAMPWITHTIMEZONE, rate.field(rates.WINDOW_MICROS)))));
+                        SQLDataType.TIMESTAMPWITHTIMEZONE, rate.field(limits.WINDOW_MICROS)))));
         return DSL.name("at_limit")
-                .as(DSL.select(JOBS.CONCURRENCY_KEY)
-                        .from(JOBS)
-                        .where(JOBS.QUEUE.eq(q))
-                        .and(inASlot())
-                        .and(JOBS.CONCURRENCY_KEY.isNotNull())
-                        .groupBy(JOBS.CONCURRENCY_KEY)
-                        .having(DSL.count().ge(limitOfKey))
-                        .union(DSL.select(JOB_KEY_STARTS.CONCURRENCY_KEY)
-                                .from(JOB_KEY_STARTS)
-                                .crossJoin(rate)
-                                .where(JOB_KEY_STARTS.QUEUE.eq(q))
-                                .and(inWindow.ge(rate.field(rates.MAX_STARTS)))));
+                .as(full.union(DSL.select(JOB_KEY_STARTS.CONCURRENCY_KEY)
+                        .from(JOB_KEY_STARTS)
+                        .crossJoin(rate)
+                        .where(JOB_KEY_STARTS.QUEUE.eq(q))
+                        .and(inWindow.ge(rate.field(limits.MAX_STARTS)))));
     }
 
     /**
@@ -385,12 +430,15 @@ public final class Limits {
         return key;
     }
 
-    private DSLContext onOneServer(DSLContext tx) {
-        DSLContext ctx = context.on(tx);
+    /**
+     * Refuses rate limits on Citus: a key's starts would be written by the claim of the key's shard
+     * on that shard's node, which the coordinator's function does not yet do.
+     */
+    private void refuseRatesOnCitus(DSLContext ctx) {
         if (context.shards(ctx) > 0) {
             throw new UnsupportedOperationException(
-                    "concurrency and rate limits are not supported on Citus yet: the keyed claim reads a key's jobs across shards");
+                    "rate limits are not supported on Citus yet (concurrency limits are): a key's starts are not "
+                            + "recorded on its shard");
         }
-        return ctx;
     }
 }

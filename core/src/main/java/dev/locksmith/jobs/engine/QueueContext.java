@@ -2,7 +2,9 @@ package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 
+import dev.locksmith.exception.PgErrors;
 import dev.locksmith.internal.Distribution;
+import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.Observing;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.SchemaMapping;
@@ -61,6 +63,24 @@ final class QueueContext {
     /** Shards of the Citus-distributed jobs table, or 0 on one server: see {@link Distribution}. */
     int shards(DSLContext ctx) {
         return distribution.shards(ctx);
+    }
+
+    /**
+     * Whether {@code e} is Citus refusing a statement it cannot run across shards: a feature not
+     * supported ({@code 0A000}) on a distributed {@code jobs}, however the {@code DSLContext}
+     * wrapped it (Spring's jOOQ set-up translates into its own exceptions). A failure to tell is
+     * added to {@code e} and counts as no: in a caller's transaction the refusal has aborted it.
+     */
+    boolean refusedByCitus(RuntimeException e) {
+        if (!Errors.isDatabaseError(e) || !"0A000".equals(PgErrors.translate(e).sqlState())) {
+            return false;
+        }
+        try {
+            return shards(dsl) > 0;
+        } catch (RuntimeException lookup) {
+            e.addSuppressed(lookup);
+            return false;
+        }
     }
 
     Job job(JobRow row) {

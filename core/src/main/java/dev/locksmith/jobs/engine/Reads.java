@@ -3,7 +3,6 @@ package dev.locksmith.jobs.engine;
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_HISTORY;
 
-import dev.locksmith.exception.PgErrors;
 import dev.locksmith.internal.Errors;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.internal.Texts;
@@ -192,7 +191,7 @@ public final class Reads {
                             .fetchSingle();
                     return depth(queue, cap, row.value1(), row.value2(), row.value3(), row.value4());
                 } catch (RuntimeException e) {
-                    if (!refusedByCitus(e)) {
+                    if (!context.refusedByCitus(e)) {
                         throw e;
                     }
                 }
@@ -211,24 +210,6 @@ public final class Reads {
             }
             return new QueueDepth(queue, counts.value1(), counts.value2(), cap, Optional.ofNullable(oldest));
         });
-    }
-
-    /**
-     * Whether {@code e} is Citus refusing a statement it cannot run across shards: a feature not
-     * supported ({@code 0A000}) on a distributed {@code jobs}, however the {@code DSLContext}
-     * wrapped it (Spring's jOOQ set-up translates into its own exceptions). A failure to tell is
-     * added to {@code e} and counts as no: in a caller's transaction the refusal has aborted it.
-     */
-    private boolean refusedByCitus(RuntimeException e) {
-        if (!Errors.isDatabaseError(e) || !"0A000".equals(PgErrors.translate(e).sqlState())) {
-            return false;
-        }
-        try {
-            return context.shards(context.dsl) > 0;
-        } catch (RuntimeException lookup) {
-            e.addSuppressed(lookup);
-            return false;
-        }
     }
 
     private static QueueDepth depth(

@@ -66,7 +66,10 @@ class CitusQueueTest extends CitusTest {
                         schema + ".accounts distributed id",
                         schema + ".account_transfers distributed transfer_id",
                         schema + ".channel_accounts distributed bucket",
-                        schema + ".channel_account_leases distributed bucket");
+                        schema + ".channel_account_leases distributed bucket",
+                        // the concurrency limits and the starts: a copy on every node, read by each shard's keyed claim
+                        schema + ".job_concurrency_limits reference <none>",
+                        schema + ".job_key_starts reference <none>");
         assertThat(jobShards()).isEqualTo(32);
     }
 

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * jobs of a key of limit 1 at once before giving one back. Fairness, lapsed leases, a lowered
  * limit, bad input and isolation each have a test of their own.
  */
-class ConcurrencyLimitsTest extends DatabaseTest {
+public class ConcurrencyLimitsTest extends DatabaseTest {
 
     static final String QUEUE = "limited";
     static final int KEYS = 20;
@@ -58,17 +58,17 @@ class ConcurrencyLimitsTest extends DatabaseTest {
     }
 
     /** Key {@code k3} has limit 1 + 3 % 5 = 4, and so on: limits 1 to 5. */
-    static int limitOf(int key) {
+    public static int limitOf(int key) {
         return 1 + key % 5;
     }
 
     /** Handlers running per key, now and at most. */
-    static final class Recorder {
+    public static final class Recorder {
         final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> most = new ConcurrentHashMap<>();
         final Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
 
-        void run(DSLContext tx, Job job) {
+        public void run(DSLContext tx, Job job) {
             started(job);
             try {
                 // the handler's work: a few milliseconds on the job's own connection, so that the
@@ -80,7 +80,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
         }
 
         /** A run of {@code job} starts. */
-        void started(Job job) {
+        public void started(Job job) {
             String key = job.concurrencyKey();
             int now = running.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
             most.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(now, Math::max);
@@ -88,7 +88,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
         }
 
         /** The run of {@code job} that {@link #started} began ends. */
-        void ended(Job job) {
+        public void ended(Job job) {
             running.get(job.concurrencyKey()).decrementAndGet();
         }
 
@@ -97,7 +97,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
          * each ran some, some key ran two at once (the limits held concurrency down, not out), and
          * each of {@code jobs} jobs ran once.
          */
-        void assertWithinLimitsEachRanOnce(int keys, IntUnaryOperator limitOf, int jobs) {
+        public void assertWithinLimitsEachRanOnce(int keys, IntUnaryOperator limitOf, int jobs) {
             for (int k = 0; k < keys; k++) {
                 assertThat(most("k" + k)).as("most running of k" + k).isBetween(1, limitOf.applyAsInt(k));
             }
@@ -109,7 +109,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
                     .isZero();
         }
 
-        int most(String key) {
+        public int most(String key) {
             AtomicInteger m = most.get(key);
             return m == null ? 0 : m.get();
         }
@@ -129,7 +129,7 @@ class ConcurrencyLimitsTest extends DatabaseTest {
      * {@code perKey} jobs of each key {@code k0} to {@code k<keys - 1>} of {@code queueName},
      * enqueued round robin, and each key's limit.
      */
-    static void enqueueKeyed(
+    public static void enqueueKeyed(
             JobQueue queue, DSLContext dsl, String queueName, int keys, int perKey, IntUnaryOperator limitOf) {
         List<NewJob> jobs = new ArrayList<>();
         for (int i = 0; i < perKey; i++) {

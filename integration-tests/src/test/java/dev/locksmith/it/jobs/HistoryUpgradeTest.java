@@ -38,7 +38,7 @@ class HistoryUpgradeTest {
         database = TestPostgres.freshEmpty("history-upgrade");
         dsl = DSL.using(database.dataSource(), SQLDialect.POSTGRES);
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
-        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 7);
+        List<AppliedChangeSet> left = LocksmithSchema.rollback(database.dataSource(), "locksmith", 8);
         assertThat(left).extracting(AppliedChangeSet::id).doesNotContain("queue-011-job-history");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))
                 .isTrue();
@@ -100,7 +100,8 @@ class HistoryUpgradeTest {
                         "queue-014-jobs-slot",
                         "queue-015-jobs-generations",
                         "queue-016-job-slot-inlined",
-                        "queue-017-concurrency-limits");
+                        "queue-017-concurrency-limits",
+                        "queue-018-citus-concurrency-limits");
         assertThat(table("jobs")).as("live work untouched").isEqualTo(liveBefore);
         assertThat(table("jobs_slot0"))
                 .as("in the first generation's partition")
@@ -173,7 +174,7 @@ class HistoryUpgradeTest {
                             role))
                     .as("the new jobs, its partitions, job_unique_keys and job_generation")
                     .isEqualTo(true);
-            LocksmithSchema.rollback(database.dataSource(), "locksmith", 7);
+            LocksmithSchema.rollback(database.dataSource(), "locksmith", 8);
             assertThat(dsl.fetchValue("SELECT has_table_privilege(?, 'locksmith.jobs', 'INSERT')", role))
                     .as("the table that is jobs again")
                     .isEqualTo(true);
@@ -190,7 +191,7 @@ class HistoryUpgradeTest {
         LocksmithSchema.migrate(database.dataSource(), "locksmith", Set.of(SchemaModule.QUEUE));
         assertThat(table("jobs")).containsExactly(pending + ":pending:0");
 
-        LocksmithSchema.rollback(database.dataSource(), "locksmith", 7);
+        LocksmithSchema.rollback(database.dataSource(), "locksmith", 8);
 
         assertThat(table("jobs")).containsExactly(done + ":done:0", pending + ":pending:0");
         assertThat(dsl.fetchValue(DSL.field("to_regclass('locksmith.job_history') IS NULL", Boolean.class)))

@@ -1,0 +1,288 @@
+package dev.locksmith.it.citus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.Locksmith;
+import dev.locksmith.it.jobs.ConcurrencyLimitsTest;
+import dev.locksmith.it.support.WorkerEvents;
+import dev.locksmith.jobs.Claim;
+import dev.locksmith.jobs.ConcurrencyLimits;
+import dev.locksmith.jobs.Job;
+import dev.locksmith.jobs.JobHandler;
+import dev.locksmith.jobs.JobQueue;
+import dev.locksmith.jobs.JobWorker;
+import dev.locksmith.jobs.NewJob;
+import dev.locksmith.jobs.TransactionalWorker;
+import dev.locksmith.jobs.Worker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.SQLDialect;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Concurrency limits on a Citus cluster: a keyed job is placed on the shard its queue and key hash
+ * to, the limits are a reference table, and the keyed claim of a shard counts a key's running jobs
+ * on that shard alone, in router statements. Leased and transactional workers on many threads
+ * never run more jobs of a key than its limit; a key whose jobs were given two shards (the
+ * placement undone) runs one per shard at once, which is what the placement prevents.
+ */
+class CitusConcurrencyLimitsTest extends CitusTest {
+
+    private static final String QUEUE = "limited";
+    private static final int KEYS = 10;
+    private static final int PER_KEY = 12;
+    private static final int UNKEYED = 30;
+
+    private JobQueue queue;
+
+    @BeforeEach
+    void setUp() {
+        queue = new JobQueue(dsl);
+        dsl.execute("DELETE FROM {0}", table("jobs"));
+        dsl.execute("DELETE FROM {0}", table("job_concurrency_limits"));
+    }
+
+    private Table<?> table(String name) {
+        return DSL.table(DSL.name(schema, name));
+    }
+
+    private long count(String sql, Object... values) {
+        return ((Number) DSL.using(pool, SQLDialect.POSTGRES).fetchValue(sql, values)).longValue();
+    }
+
+    @Test
+    void aKeysJobsShareTheShardItsKeyHashesToAndAKeyBesideAnotherNeedsAShard() {
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            for (int k = 0; k < KEYS; k++) {
+                jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k" + k).build());
+            }
+        }
+        queue.enqueueAll(dsl, jobs);
+        String jobsTable = schema + ".jobs";
+        assertThat(count("SELECT max(n) FROM (SELECT count(DISTINCT shard) AS n FROM " + jobsTable
+                        + " GROUP BY concurrency_key) k"))
+                .as("shards per key")
+                .isEqualTo(1);
+        assertThat(count("SELECT count(DISTINCT shard) FROM " + jobsTable))
+                .as("keys spread")
+                .isGreaterThan(1);
+
+        // a concurrency key and a unique key that may hash elsewhere: refused, nothing written
+        NewJob both = NewJob.builder(QUEUE, "work")
+                .concurrencyKey("tenant")
+                .uniqueKey("order-1")
+                .build();
+        assertThatThrownBy(() -> queue.enqueue(dsl, both))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("concurrency key and a different unique key needs a shard");
+        assertThat(count("SELECT count(*) FROM " + jobsTable + " WHERE concurrency_key = 'tenant'"))
+                .isZero();
+        // the same string as both keys hashes to one shard; a job given a shard stays there
+        queue.enqueue(
+                dsl,
+                NewJob.builder(QUEUE, "work")
+                        .concurrencyKey("k1")
+                        .orderingKey("k1")
+                        .build());
+        queue.enqueue(
+                dsl,
+                NewJob.builder(QUEUE, "work")
+                        .concurrencyKey("tenant")
+                        .uniqueKey("order-1")
+                        .shard(3)
+                        .build());
+        assertThat(count("SELECT count(DISTINCT shard) FROM " + jobsTable + " WHERE concurrency_key = 'k1'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT shard FROM " + jobsTable + " WHERE concurrency_key = 'tenant'"))
+                .isEqualTo(3);
+    }
+
+    @Test
+    void leasedAndTransactionalWorkersNeverRunMoreJobsOfAKeyThanItsLimit() throws Exception {
+        ConcurrencyLimitsTest.Recorder recorder = new ConcurrencyLimitsTest.Recorder();
+        ConcurrencyLimitsTest.enqueueKeyed(queue, dsl, QUEUE, KEYS, PER_KEY, ConcurrencyLimitsTest::limitOf);
+        // and jobs without a key, which the plain claim of each shard takes beside the keyed ones
+        queue.enqueueAll(dsl, java.util.Collections.nCopies(UNKEYED, NewJob.of(QUEUE, "work")));
+        AtomicInteger unkeyed = new AtomicInteger();
+        JobHandler handler = (job, tx) -> {
+            if (job.concurrencyKey() == null) {
+                unkeyed.incrementAndGet();
+            } else {
+                recorder.run(tx, job);
+            }
+        };
+        CountDownLatch done = new CountDownLatch(KEYS * PER_KEY + UNKEYED);
+        runUntil(
+                done,
+                jobWorker(handler, done),
+                jobWorker(handler, done),
+                TransactionalWorker.builder(queueOnSchema(new WorkerEvents() {}), QUEUE, (jobs, tx) -> {
+                            for (Job job : jobs) {
+                                handler.handle(job, tx);
+                                done.countDown();
+                            }
+                        })
+                        .threads(2)
+                        .batchSize(5)
+                        .pollInterval(Duration.ofMillis(20))
+                        .build());
+        recorder.assertWithinLimitsEachRanOnce(KEYS, ConcurrencyLimitsTest::limitOf, KEYS * PER_KEY);
+        assertThat(unkeyed).hasValue(UNKEYED);
+        assertThat(count("SELECT count(*) FROM " + schema + ".jobs")).isZero();
+    }
+
+    @Test
+    void aClaimMadeBetweenTheTwoStatementsOfAnotherFindsTheKeyFull() {
+        // the function's statement pairs a slot, the next statement leases the job: a claim made
+        // in between (here, from a listener on the first claim's thread, on another connection)
+        // must not find the slot free. It finds its lock held: the two run in one transaction.
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k0").build());
+        }
+        queue.enqueueAll(dsl, jobs);
+        queue.concurrencyLimits().set(dsl, QUEUE, "k0", 1);
+        JobQueue other = queueOnSchema(new WorkerEvents() {});
+        List<Job> between = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean fired = new java.util.concurrent.atomic.AtomicBoolean();
+        org.jooq.ExecuteListener inBetween = new org.jooq.ExecuteListener() {
+            @Override
+            public void executeStart(org.jooq.ExecuteContext ctx) {
+                // the lease of the jobs the function paired, about to start
+                if (ctx.sql() != null && ctx.sql().contains("array_position") && fired.compareAndSet(false, true)) {
+                    between.addAll(other.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "between"));
+                }
+            }
+        };
+        JobQueue first = new JobQueue(Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES)
+                        .configuration()
+                        .derive(inBetween)
+                        .dsl())
+                .schema(schema)
+                .build()
+                .dsl());
+        List<Job> claimed = first.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "first");
+        assertThat(fired).isTrue();
+        assertThat(claimed)
+                .as("the first claim's, with %s claimed in between", between)
+                .hasSize(1);
+        assertThat(between).as("claimed while the first claim held the slot").isEmpty();
+        assertThat(count("SELECT count(*) FROM " + schema + ".jobs WHERE status = 'running'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aKeyWhoseJobsWereGivenTwoShardsRunsOnePerShard() throws Exception {
+        // the placement undone by hand: k0, limit 1, on two shards; each shard's claim counts its own
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            jobs.add(NewJob.builder(QUEUE, "work")
+                    .concurrencyKey("k0")
+                    .shard(1 + i % 2)
+                    .build());
+        }
+        queue.enqueueAll(dsl, jobs);
+        queue.concurrencyLimits().set(dsl, QUEUE, "k0", 1);
+        ConcurrencyLimitsTest.Recorder recorder = new ConcurrencyLimitsTest.Recorder();
+        CountDownLatch done = new CountDownLatch(10);
+        CountDownLatch both = new CountDownLatch(2);
+        JobWorker worker = JobWorker.builder(queueOnSchema(new WorkerEvents() {}), QUEUE, (job, tx) -> {
+                    recorder.started(job);
+                    try {
+                        // two at once: one of each shard, if the limits let them
+                        both.countDown();
+                        both.await(2, TimeUnit.SECONDS);
+                    } finally {
+                        recorder.ended(job);
+                        done.countDown();
+                    }
+                })
+                .threads(4)
+                .pollInterval(Duration.ofMillis(20))
+                .build();
+        runUntil(done, worker);
+        assertThat(recorder.most("k0")).as("limit 1, once per shard").isEqualTo(2);
+    }
+
+    @Test
+    void aClaimTakesNoMoreThanTheFreeSlotsAndTheTakeIsARouterStatement() throws Exception {
+        ConcurrencyLimitsTest.enqueueKeyed(queue, dsl, QUEUE, 3, 5, k -> 2);
+        List<String> statements = new java.util.concurrent.CopyOnWriteArrayList<>();
+        JobQueue recorded = new JobQueue(recording(statements));
+        List<Job> first = recorded.claim(Claim.of(QUEUE, 100), Duration.ofMinutes(5), "w1");
+        assertThat(first).hasSize(6);
+        assertThat(first.stream().map(Job::concurrencyKey).distinct()).hasSize(3);
+        assertThat(recorded.claim(Claim.of(QUEUE, 100), Duration.ofMinutes(5), "w2"))
+                .as("every key at its limit")
+                .isEmpty();
+        assertThat(queue.concurrencyLimits().heldBack(QUEUE, 1_000))
+                .isEqualTo(new ConcurrencyLimits.HeldBack(3, 9, 1_000));
+        assertThat(queue.concurrencyLimits().heldBackByKey(QUEUE, 10, 1_000))
+                .containsExactly(
+                        new ConcurrencyLimits.KeyHeldBack("k0", 2, 3),
+                        new ConcurrencyLimits.KeyHeldBack("k1", 2, 3),
+                        new ConcurrencyLimits.KeyHeldBack("k2", 2, 3));
+        String take = statements.stream()
+                .filter(s -> s.startsWith("update") && s.contains("key_slot"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(explain(take)).contains("Task Count: 1");
+        // a completed job frees its slot: the next claim takes one job of its key
+        assertThat(queue.complete(dsl, first.get(0))).isTrue();
+        List<Job> next = queue.claim(Claim.of(QUEUE, 100), Duration.ofMinutes(5), "w3");
+        assertThat(next)
+                .extracting(Job::concurrencyKey)
+                .containsExactly(first.get(0).concurrencyKey());
+    }
+
+    @Test
+    void rateLimitsAreRefusedAndNothingIsWritten() {
+        assertThatThrownBy(() -> queue.rateLimits().setDefault(dsl, QUEUE, 10, Duration.ofSeconds(1)))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("rate limits are not supported on Citus");
+        assertThat(count("SELECT count(*) FROM " + schema + ".job_concurrency_limits"))
+                .isZero();
+    }
+
+    private JobQueue queueOnSchema(WorkerEvents events) {
+        return new JobQueue(
+                Locksmith.builder(pool).schema(schema).observer(events).build());
+    }
+
+    private JobWorker jobWorker(JobHandler handler, CountDownLatch done) {
+        return JobWorker.builder(
+                        queueOnSchema(new WorkerEvents() {
+                            @Override
+                            public void completed(Job job) {
+                                done.countDown();
+                            }
+                        }),
+                        QUEUE,
+                        handler)
+                .threads(2)
+                .pollInterval(Duration.ofMillis(20))
+                .build();
+    }
+
+    /** Starts the workers, waits until {@code done} reaches zero (at most 180 s), and closes them. */
+    private static void runUntil(CountDownLatch done, Worker... workers) throws InterruptedException {
+        List<Worker> started = new ArrayList<>();
+        try {
+            for (Worker worker : workers) {
+                started.add(worker.start());
+            }
+            assertThat(done.await(180, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            started.forEach(Worker::close);
+        }
+    }
+}
