@@ -51,8 +51,8 @@ import org.jooq.DSLContext;
  * others (each looks once a second whether its queue has rates, and holds a rate-limited key back
  * until it has seen the rate). A window changed while a key is busy applies from the next claim (starts
  * older than the window in force are dropped). Claims need READ COMMITTED, as for concurrency
- * limits; a {@link TwoPhaseWorker}'s claim is a start too. Citus refuses them (concurrency limits
- * run there): a key's starts are not yet recorded on its shard.
+ * limits; a {@link TwoPhaseWorker}'s claim is a start too. On Citus a key's starts live on its
+ * shard, written by the claim of that shard.
  */
 public final class RateLimits {
 
@@ -123,7 +123,6 @@ public final class RateLimits {
      * @param maxStarts 1 to {@link #MAX_STARTS}
      * @param per the window, 1 ms to 1 day, in whole microseconds
      * @throws IllegalArgumentException for a bad queue, count or window (nothing written)
-     * @throws UnsupportedOperationException on Citus
      */
     public void setDefault(DSLContext tx, String queue, int maxStarts, Duration per) {
         limits.setRate(tx, queue, null, maxStarts, per);
@@ -138,7 +137,6 @@ public final class RateLimits {
      * @param maxStarts 1 to {@link #MAX_STARTS}
      * @param per the window, 1 ms to 1 day, in whole microseconds
      * @throws IllegalArgumentException for a bad queue, key, count or window (nothing written)
-     * @throws UnsupportedOperationException on Citus
      */
     public void set(DSLContext tx, String queue, String concurrencyKey, int maxStarts, Duration per) {
         limits.setRate(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"), maxStarts, per);
@@ -151,7 +149,6 @@ public final class RateLimits {
      * @param queue the queue, 1 to 128 characters
      * @return whether it had one
      * @throws IllegalArgumentException for a bad queue (nothing removed)
-     * @throws UnsupportedOperationException on Citus
      */
     public boolean removeDefault(DSLContext tx, String queue) {
         return limits.removeRate(tx, queue, null);
@@ -166,7 +163,6 @@ public final class RateLimits {
      * @param concurrencyKey the key, 1 to 256 characters
      * @return whether it had one
      * @throws IllegalArgumentException for a bad queue or key (nothing removed)
-     * @throws UnsupportedOperationException on Citus
      */
     public boolean remove(DSLContext tx, String queue, String concurrencyKey) {
         return limits.removeRate(tx, queue, Objects.requireNonNull(concurrencyKey, "concurrencyKey"));

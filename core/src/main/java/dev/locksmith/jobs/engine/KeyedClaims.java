@@ -232,7 +232,12 @@ final class KeyedClaims {
             boolean again,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
-        return walk(queue, again, after -> onShard.claim(ctx, mode, queue, after, shard, limit, binds, mapper));
+        boolean rated = rated(ctx, queue);
+        return walk(
+                queue,
+                again,
+                after -> onShard.claim(
+                        ctx, mode, new KeyedShardClaims.Target(queue, after, shard, limit), rated, binds, mapper));
     }
 
     /**

@@ -2,11 +2,15 @@ package dev.locksmith.jobs.engine;
 
 import static dev.locksmith.codegen.Tables.JOBS;
 import static dev.locksmith.codegen.Tables.JOB_CLAIM_KEYED;
+import static dev.locksmith.codegen.Tables.JOB_KEY_STARTS;
 
+import dev.locksmith.codegen.Routines;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.jobs.Job;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -35,17 +39,25 @@ import org.jspecify.annotations.Nullable;
  * releases the slot locks (one-phase commit in its pre-commit callback, two-phase in its commit
  * callback, both before PostgreSQL releases locks), so the function's argument of exactness
  * carries over: a claim granted a slot's lock sees the job the lock's previous holder leased.
- * Rate limits are refused on Citus: the function is called without recording starts, and skips
- * keys that have a rate. <b>Internal: not API.</b>
+ * A rate-limited key's starts are its row of {@code job_key_starts} on the key's shard: the claim
+ * writes them in a third statement per key, a router statement, at a time the coordinator reads
+ * after every lock (under the key's rate lock, which the function took), as the one-server claim
+ * does in its one statement. <b>Internal: not API.</b>
  */
 final class KeyedShardClaims {
 
     /** The slots paired with {@link JobStatements#IDS}, in the same order; 0 for a key without a limit. */
     static final String SLOTS = "slots";
 
+    private static final String KEY = "key";
+    private static final String STARTED = "started";
+    private static final String WINDOW_MICROS = "window_micros";
+
     private final DSLContext dsl;
-    /** The function's call by limit. */
+    /** The function's call by limit, negative for a call that records the starts of rate-limited keys. */
     private final Map<Integer, RenderedQuery> pairs = new ConcurrentHashMap<>();
+
+    private final RenderedQuery recordStarts;
 
     private final RenderedQuery leased;
     private final RenderedQuery inTransaction;
@@ -72,94 +84,174 @@ final class KeyedShardClaims {
                         .returningResult(JobStatements.JOB_COLUMNS));
         inTransaction =
                 RenderedQuery.of(dsl, dsl.deleteFrom(JOBS).where(paired).returningResult(JobStatements.JOB_COLUMNS));
+        // the starts, read from the coordinator's clock (Citus evaluates an insert's values there),
+        // added to the key's row, and the row's starts older than the window dropped
+        Field<OffsetDateTime[]> started = DSL.field(
+                "array_fill(clock_timestamp(), ARRAY[{0}])",
+                JOB_KEY_STARTS.STARTS.getDataType(), DSL.param(STARTED, SQLDataType.INTEGER));
+        // the window ends at the new starts' time
+        Field<OffsetDateTime> newest =
+                DSL.field("{0}[1]", SQLDataType.TIMESTAMPWITHTIMEZONE, DSL.excluded(JOB_KEY_STARTS.STARTS));
+        recordStarts = RenderedQuery.of(
+                dsl,
+                dsl.insertInto(
+                                JOB_KEY_STARTS,
+                                JOB_KEY_STARTS.QUEUE,
+                                JOB_KEY_STARTS.CONCURRENCY_KEY,
+                                JOB_KEY_STARTS.SHARD,
+                                JOB_KEY_STARTS.STARTS)
+                        .values(
+                                DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR),
+                                DSL.param(KEY, SQLDataType.VARCHAR),
+                                DSL.param(JobStatements.SHARD, SQLDataType.INTEGER),
+                                started)
+                        .onConflict(JOB_KEY_STARTS.QUEUE, JOB_KEY_STARTS.CONCURRENCY_KEY, JOB_KEY_STARTS.SHARD)
+                        .doUpdate()
+                        .set(
+                                JOB_KEY_STARTS.STARTS,
+                                DSL.field(
+                                        "{0} || {1}",
+                                        JOB_KEY_STARTS.STARTS.getDataType(),
+                                        Routines.jobStartsKept(
+                                                JOB_KEY_STARTS.STARTS,
+                                                newest,
+                                                DSL.param(WINDOW_MICROS, SQLDataType.BIGINT)),
+                                        DSL.excluded(JOB_KEY_STARTS.STARTS)))
+                        .returningResult(DSL.inline(1)));
     }
 
     /**
      * One keyed claim of up to {@code limit} jobs of {@code shard}: leased in a transaction of its
-     * own, or deleted in the caller's ({@code ctx}'s) transaction. Its rows are the walk's end
-     * first (no job), then a row per job claimed.
+     * own, or deleted in the caller's ({@code ctx}'s) transaction; with {@code rated}, the starts
+     * of its rate-limited keys recorded (without, the function skips keys that have a rate). Its
+     * rows are the walk's end first (no job), then a row per job claimed.
      *
      * @param binds sets the take's other parameters (the worker and lease of a leased claim)
      */
     List<KeyedClaims.Row> claim(
             DSLContext ctx,
             KeyedClaims.Mode mode,
-            String queue,
-            @Nullable String after,
-            int shard,
-            int limit,
+            Target target,
+            boolean rated,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
         return switch (mode) {
-            case LEASED ->
-                ctx.transactionResult(c -> steps(c.dsl(), leased, queue, after, shard, limit, binds, mapper));
-            case IN_TRANSACTION -> steps(ctx, inTransaction, queue, after, shard, limit, binds, mapper);
+            case LEASED -> ctx.transactionResult(c -> steps(c.dsl(), leased, target, rated, binds, mapper));
+            case IN_TRANSACTION -> steps(ctx, inTransaction, target, rated, binds, mapper);
             case HELD -> throw new UnsupportedOperationException("two-phase claims are not supported on Citus");
         };
     }
 
+    /** What one claim of a shard reads: up to {@code limit} jobs of the queue's keys after {@code after}. */
+    record Target(String queue, @Nullable String after, int shard, int limit) {}
+
+    /** A job the function paired with a slot: its slot (0: none) and its key's rate window (0: none). */
+    private record Paired(long id, int slot, long windowMicros) {}
+
     private List<KeyedClaims.Row> steps(
             DSLContext ctx,
             RenderedQuery take,
-            String queue,
-            @Nullable String after,
-            int shard,
-            int limit,
+            Target target,
+            boolean rated,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
-        RenderedQuery call = pairs.computeIfAbsent(limit, this::call);
-        List<Long> ids = new ArrayList<>();
-        List<Integer> slots = new ArrayList<>();
+        RenderedQuery call =
+                pairs.computeIfAbsent(rated ? -target.limit() : target.limit(), n -> call(target.limit(), rated));
+        List<Paired> paired = new ArrayList<>();
         String[] walked = {null};
         int[] lost = {0};
         call.fetch(
                 ctx,
                 call.binds()
-                        .set(JobStatements.QUEUE, queue)
-                        .set(KeyedClaims.AFTER, after)
-                        .setInts(JobStatements.SHARDS, List.of(shard)),
+                        .set(JobStatements.QUEUE, target.queue())
+                        .set(KeyedClaims.AFTER, target.after())
+                        .setInts(JobStatements.SHARDS, List.of(target.shard())),
                 row -> {
                     if (row.getObject(1) == null) {
                         walked[0] = row.getString(3);
                         lost[0] = row.getInt(4);
                     } else {
-                        ids.add(row.getLong(1));
-                        slots.add(row.getObject(2) == null ? 0 : row.getInt(2));
+                        paired.add(new Paired(row.getLong(1), row.getInt(2), row.getLong(5)));
                     }
                     return Boolean.TRUE;
                 });
         List<KeyedClaims.Row> rows = new ArrayList<>();
         rows.add(new KeyedClaims.Row(null, walked[0], lost[0]));
-        if (!ids.isEmpty()) {
-            Binds values =
-                    binds.apply(take.binds()).set(JobStatements.SHARD, shard).setLongs(JobStatements.IDS, ids);
-            if (take.hasParameter(SLOTS)) {
-                values.setInts(SLOTS, slots);
-            }
-            if (take.hasParameter(JobStatements.CLAIM_TOKEN)) {
-                values.set(JobStatements.CLAIM_TOKEN, UUID.randomUUID().toString());
-            }
-            for (Job job : take.fetch(ctx, values, mapper)) {
-                rows.add(new KeyedClaims.Row(job, walked[0], lost[0]));
-            }
+        if (paired.isEmpty()) {
+            return rows;
+        }
+        Binds values = binds.apply(take.binds())
+                .set(JobStatements.SHARD, target.shard())
+                .setLongs(JobStatements.IDS, paired.stream().map(Paired::id).toList());
+        if (take.hasParameter(SLOTS)) {
+            values.setInts(SLOTS, paired.stream().map(Paired::slot).toList());
+        }
+        if (take.hasParameter(JobStatements.CLAIM_TOKEN)) {
+            values.set(JobStatements.CLAIM_TOKEN, UUID.randomUUID().toString());
+        }
+        List<Job> taken = take.fetch(ctx, values, mapper);
+        for (Job job : taken) {
+            rows.add(new KeyedClaims.Row(job, walked[0], lost[0]));
+        }
+        if (rated) {
+            record(ctx, target, paired, taken);
         }
         return rows;
     }
 
-    /** The function's call for up to {@code limit} jobs of one shard, its keys counted there. */
-    private RenderedQuery call(int limit) {
+    /**
+     * The starts of the jobs {@code taken} whose keys have a rate, one per job, added to each
+     * key's row on the shard: the jobs this claim took, not every job the function paired (the
+     * take's snapshot is newer, and a paired job may have been taken meanwhile).
+     */
+    private void record(DSLContext ctx, Target target, List<Paired> paired, List<Job> taken) {
+        Map<Long, Long> windows = new HashMap<>();
+        paired.forEach(p -> windows.put(p.id(), p.windowMicros()));
+        // per key: how many started, and its window (every job of a key carries the same)
+        Map<String, long[]> started = new HashMap<>();
+        for (Job job : taken) {
+            long micros = windows.getOrDefault(job.id(), 0L);
+            String key = job.concurrencyKey();
+            if (micros > 0 && key != null) {
+                long[] counted = started.computeIfAbsent(key, k -> new long[] {0, micros});
+                counted[0]++;
+            }
+        }
+        started.forEach((key, counted) -> recordStarts.execute(
+                ctx,
+                recordStarts
+                        .binds()
+                        .set(JobStatements.QUEUE, target.queue())
+                        .set(KEY, key)
+                        .set(JobStatements.SHARD, target.shard())
+                        .set(STARTED, (int) counted[0])
+                        .set(WINDOW_MICROS, counted[1])));
+    }
+
+    /**
+     * The function's call for up to {@code limit} jobs of one shard, its keys counted there; with
+     * {@code rated}, keys with a rate visited (their starts then recorded by {@link #record}).
+     */
+    private RenderedQuery call(int limit, boolean rated) {
         var called = JOB_CLAIM_KEYED
                 .call(
                         DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR),
                         DSL.param(KeyedClaims.AFTER, SQLDataType.VARCHAR),
                         DSL.inline(limit),
                         DSL.param(JobStatements.SHARDS, SQLDataType.INTEGER.array()),
-                        DSL.inline(false),
+                        DSL.inline(rated),
                         DSL.inline(true))
                 .as("f");
+        Field<Long> windowMicros = DSL.field(
+                "coalesce((extract(epoch from {0}) * 1000000)::bigint, 0)", SQLDataType.BIGINT, called.RATE_WINDOW);
         return RenderedQuery.of(
                 dsl,
-                dsl.select(called.ID, called.KEY_SLOT, called.WALKED_TO, called.LOST)
+                dsl.select(
+                                called.ID,
+                                DSL.coalesce(called.KEY_SLOT, DSL.inline((short) 0)),
+                                called.WALKED_TO,
+                                called.LOST,
+                                windowMicros)
                         .from(called));
     }
 }

@@ -97,7 +97,6 @@ public final class Limits {
      * any {@code per}), or the queue's default when {@code key} is null.
      *
      * @throws IllegalArgumentException for a bad queue, key, count or window (nothing written)
-     * @throws UnsupportedOperationException on Citus
      */
     public void setRate(DSLContext tx, String queue, @Nullable String key, int maxStarts, Duration per) {
         Texts.requireName("queue", queue, 128);
@@ -122,9 +121,6 @@ public final class Limits {
      */
     private void upsert(DSLContext tx, String queue, String stored, Map<Field<?>, Object> values) {
         DSLContext ctx = context.on(tx);
-        if (values.containsKey(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
-            refuseRatesOnCitus(ctx);
-        }
         Errors.translating(() -> ctx.insertInto(JOB_CONCURRENCY_LIMITS)
                 .set(JOB_CONCURRENCY_LIMITS.QUEUE, queue)
                 .set(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY, stored)
@@ -159,9 +155,6 @@ public final class Limits {
         Texts.requireName("queue", queue, 128);
         String stored = stored(key);
         DSLContext ctx = context.on(tx);
-        if (own.equals(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
-            refuseRatesOnCitus(ctx);
-        }
         Condition row = JOB_CONCURRENCY_LIMITS.QUEUE.eq(queue).and(JOB_CONCURRENCY_LIMITS.CONCURRENCY_KEY.eq(stored));
         var cleared = ctx.update(JOB_CONCURRENCY_LIMITS).set(own, DSL.inline((Integer) null));
         if (own.equals(JOB_CONCURRENCY_LIMITS.MAX_STARTS)) {
@@ -250,7 +243,7 @@ public final class Limits {
         Texts.requireName("queue", queue, 128);
         requireCap(cap);
         Field<String> q = DSL.val(queue);
-        var atLimit = atLimit(q, DSL.noCondition());
+        var atLimit = atLimit(q, null);
         Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
         var row = Errors.translating(() -> context.dsl
                 .with(atLimit)
@@ -289,7 +282,7 @@ public final class Limits {
         requireCap(cap);
         if (context.distribution.known() <= 0) {
             try {
-                return heldBackByKey(queue, keys, cap, DSL.noCondition());
+                return heldBackByKey(queue, keys, cap, null);
             } catch (RuntimeException e) {
                 if (!context.refusedByCitus(e)) {
                     throw e;
@@ -304,7 +297,7 @@ public final class Limits {
         int shards = context.shards(context.dsl);
         List<ConcurrencyLimits.KeyHeldBack> all = new ArrayList<>();
         for (int shard = 0; shard < shards; shard++) {
-            all.addAll(heldBackByKey(queue, keys, cap, JOBS.SHARD.eq(DSL.val(shard))));
+            all.addAll(heldBackByKey(queue, keys, cap, shard));
         }
         return all.stream()
                 .sorted(Comparator.comparingInt(ConcurrencyLimits.KeyHeldBack::jobsHeldBack)
@@ -314,10 +307,12 @@ public final class Limits {
                 .toList();
     }
 
-    /** {@link #heldBackByKey(String, int, int)} of the jobs {@code of}. */
-    private List<ConcurrencyLimits.KeyHeldBack> heldBackByKey(String queue, int keys, int cap, Condition of) {
+    /** {@link #heldBackByKey(String, int, int)} of the keys of one shard, or of every key when null. */
+    private List<ConcurrencyLimits.KeyHeldBack> heldBackByKey(
+            String queue, int keys, int cap, @Nullable Integer shard) {
         Field<String> q = DSL.val(queue);
-        var atLimit = atLimit(q, of);
+        var atLimit = atLimit(q, shard);
+        Condition of = shard == null ? DSL.noCondition() : JOBS.SHARD.eq(DSL.val(shard));
         Field<String> key = atLimit.field(JOBS.CONCURRENCY_KEY);
         Field<Integer> running = DSL.field(DSL.selectCount()
                         .from(JOBS)
@@ -350,9 +345,11 @@ public final class Limits {
      * keyed jobs ({@link #inASlot}: the running index) keeping the keys whose count reaches their
      * concurrency limit (the key's own, else the queue's default, joined to the groups: Citus
      * refuses a subquery in {@code HAVING} that refers to the group), and a pass over the queue's rows of starts (one per key that had a rate) keeping the keys whose
-     * window holds as many starts as their rate. Only the jobs {@code of} (a shard's, on Citus).
+     * window holds as many starts as their rate. Only the keys of {@code shard} when it is given (on
+     * Citus, where a key's jobs and starts live on its shard).
      */
-    private static CommonTableExpression<Record1<String>> atLimit(Field<String> q, Condition of) {
+    private static CommonTableExpression<Record1<String>> atLimit(Field<String> q, @Nullable Integer shard) {
+        Condition of = shard == null ? DSL.noCondition() : JOBS.SHARD.eq(DSL.val(shard));
         var own = JOB_CONCURRENCY_LIMITS.as("own");
         var fallback = JOB_CONCURRENCY_LIMITS.as("fallback");
         Field<Integer> n = DSL.count().as("n");
@@ -397,7 +394,8 @@ public final class Limits {
                 .as(full.union(DSL.select(JOB_KEY_STARTS.CONCURRENCY_KEY)
                         .from(JOB_KEY_STARTS)
                         .crossJoin(rate)
-                        .where(JOB_KEY_STARTS.QUEUE.eq(q))
+                        .where(shard == null ? DSL.noCondition() : JOB_KEY_STARTS.SHARD.eq(DSL.val(shard)))
+                        .and(JOB_KEY_STARTS.QUEUE.eq(q))
                         .and(inWindow.ge(rate.field(limits.MAX_STARTS)))));
     }
 
@@ -428,17 +426,5 @@ public final class Limits {
         }
         Texts.requireName("concurrencyKey", key, 256);
         return key;
-    }
-
-    /**
-     * Refuses rate limits on Citus: a key's starts would be written by the claim of the key's shard
-     * on that shard's node, which the coordinator's function does not yet do.
-     */
-    private void refuseRatesOnCitus(DSLContext ctx) {
-        if (context.shards(ctx) > 0) {
-            throw new UnsupportedOperationException(
-                    "rate limits are not supported on Citus yet (concurrency limits are): a key's starts are not "
-                            + "recorded on its shard");
-        }
     }
 }

@@ -48,6 +48,7 @@ class CitusConcurrencyLimitsTest extends CitusTest {
         queue = new JobQueue(dsl);
         dsl.execute("DELETE FROM {0}", table("jobs"));
         dsl.execute("DELETE FROM {0}", table("job_concurrency_limits"));
+        dsl.execute("DELETE FROM {0}", table("job_key_starts"));
     }
 
     private Table<?> table(String name) {
@@ -151,30 +152,8 @@ class CitusConcurrencyLimitsTest extends CitusTest {
         }
         queue.enqueueAll(dsl, jobs);
         queue.concurrencyLimits().set(dsl, QUEUE, "k0", 1);
-        JobQueue other = queueOnSchema(new WorkerEvents() {});
-        List<Job> between = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.concurrent.atomic.AtomicBoolean fired = new java.util.concurrent.atomic.AtomicBoolean();
-        org.jooq.ExecuteListener inBetween = new org.jooq.ExecuteListener() {
-            @Override
-            public void executeStart(org.jooq.ExecuteContext ctx) {
-                // the lease of the jobs the function paired, about to start
-                if (ctx.sql() != null && ctx.sql().contains("array_position") && fired.compareAndSet(false, true)) {
-                    between.addAll(other.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "between"));
-                }
-            }
-        };
-        JobQueue first = new JobQueue(Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES)
-                        .configuration()
-                        .derive(inBetween)
-                        .dsl())
-                .schema(schema)
-                .build()
-                .dsl());
-        List<Job> claimed = first.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "first");
-        assertThat(fired).isTrue();
-        assertThat(claimed)
-                .as("the first claim's, with %s claimed in between", between)
-                .hasSize(1);
+        // the lease of the jobs the function paired, about to start
+        List<Job> between = claimedBefore("array_position");
         assertThat(between).as("claimed while the first claim held the slot").isEmpty();
         assertThat(count("SELECT count(*) FROM " + schema + ".jobs WHERE status = 'running'"))
                 .isEqualTo(1);
@@ -245,12 +224,125 @@ class CitusConcurrencyLimitsTest extends CitusTest {
     }
 
     @Test
-    void rateLimitsAreRefusedAndNothingIsWritten() {
-        assertThatThrownBy(() -> queue.rateLimits().setDefault(dsl, QUEUE, 10, Duration.ofSeconds(1)))
-                .isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("rate limits are not supported on Citus");
-        assertThat(count("SELECT count(*) FROM " + schema + ".job_concurrency_limits"))
-                .isZero();
+    void concurrentClaimsStartExactlyEachKeysRateAndItsStartsLiveOnItsShard() throws Exception {
+        // rates of 1 to 3 starts an hour: every start the window allows is taken, and no more
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            for (int k = 0; k < 6; k++) {
+                jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k" + k).build());
+            }
+        }
+        queue.enqueueAll(dsl, jobs);
+        for (int k = 0; k < 6; k++) {
+            queue.rateLimits().set(dsl, QUEUE, "k" + k, 1 + k % 3, Duration.ofHours(1));
+        }
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(4);
+        List<java.util.concurrent.Future<?>> claimers = new ArrayList<>();
+        List<Job> started = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try {
+            for (int t = 0; t < 4; t++) {
+                boolean leased = t < 3;
+                JobQueue mine = queueOnSchema(new WorkerEvents() {});
+                claimers.add(threads.submit(() -> {
+                    // until ten claims in a row come back empty
+                    for (int empty = 0; empty < 10 && !Thread.currentThread().isInterrupted(); ) {
+                        List<Job> claimed = leased
+                                ? mine.claim(Claim.of(QUEUE, 3), Duration.ofMinutes(5), "w")
+                                : DSL.using(pool, SQLDialect.POSTGRES)
+                                        .transactionResult(c -> mine.claimInTransaction(c.dsl(), Claim.of(QUEUE, 3)));
+                        started.addAll(claimed);
+                        empty = claimed.isEmpty() ? empty + 1 : 0;
+                    }
+                    return null;
+                }));
+            }
+            for (var claimer : claimers) {
+                claimer.get(180, TimeUnit.SECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+            // no claimer left to claim the next test's jobs
+            assertThat(threads.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+        }
+        String jobsTable = schema + ".jobs";
+        for (int k = 0; k < 6; k++) {
+            String key = "k" + k;
+            assertThat(started.stream()
+                            .filter(j -> key.equals(j.concurrencyKey()))
+                            .count())
+                    .as("starts of " + key)
+                    .isEqualTo(1 + k % 3);
+            assertThat(count(
+                            "SELECT count(*) FROM " + jobsTable + " WHERE concurrency_key = ? AND status = 'pending' "
+                                    + "AND attempts = 0",
+                            key))
+                    .as("left pending of " + key + ", uncounted")
+                    .isEqualTo(8 - (1 + k % 3));
+            assertThat(count(
+                            "SELECT cardinality(starts) FROM " + schema + ".job_key_starts WHERE concurrency_key = ? "
+                                    + "AND shard = (SELECT min(shard) FROM " + jobsTable
+                                    + " WHERE concurrency_key = ?)",
+                            key,
+                            key))
+                    .as("starts of " + key + " recorded on its shard")
+                    .isEqualTo(1 + k % 3);
+        }
+        // every key's window is full: all six at their limit, holding back the 36 left
+        assertThat(queue.concurrencyLimits().heldBack(QUEUE, 1_000))
+                .isEqualTo(new ConcurrencyLimits.HeldBack(6, 36, 1_000));
+        assertThat(queue.concurrencyLimits().heldBackByKey(QUEUE, 10, 1_000))
+                .extracting(ConcurrencyLimits.KeyHeldBack::jobsHeldBack)
+                .containsExactlyInAnyOrder(7, 7, 6, 6, 5, 5);
+    }
+
+    @Test
+    void aClaimMadeWhileAnotherRecordsItsStartsFindsTheKeysWindowFull() {
+        // the starts are written by a third statement: a claim made before it (from a listener on
+        // the first claim's thread, on another connection) finds the key's rate lock held
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            jobs.add(NewJob.builder(QUEUE, "work").concurrencyKey("k0").build());
+        }
+        queue.enqueueAll(dsl, jobs);
+        queue.rateLimits().set(dsl, QUEUE, "k0", 1, Duration.ofHours(1));
+        List<Job> between = claimedBefore("job_starts_kept");
+        assertThat(between)
+                .as("claimed while the first claim recorded its start")
+                .isEmpty();
+        assertThat(count("SELECT count(*) FROM " + schema + ".jobs WHERE status = 'running'"))
+                .isEqualTo(1);
+    }
+
+    /**
+     * Makes one leased claim of the queue, and another on another connection just before the
+     * first's statement containing {@code marker} starts; returns what the other claimed, having
+     * checked that the first claimed one job.
+     */
+    private List<Job> claimedBefore(String marker) {
+        JobQueue other = queueOnSchema(new WorkerEvents() {});
+        List<Job> between = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean fired = new java.util.concurrent.atomic.AtomicBoolean();
+        org.jooq.ExecuteListener inBetween = new org.jooq.ExecuteListener() {
+            @Override
+            public void executeStart(org.jooq.ExecuteContext ctx) {
+                if (ctx.sql() != null && ctx.sql().contains(marker) && fired.compareAndSet(false, true)) {
+                    between.addAll(other.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "between"));
+                }
+            }
+        };
+        JobQueue first = new JobQueue(Locksmith.builder(DSL.using(pool, SQLDialect.POSTGRES)
+                        .configuration()
+                        .derive(inBetween)
+                        .dsl())
+                .schema(schema)
+                .build()
+                .dsl());
+        List<Job> claimed = first.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "first");
+        assertThat(fired).isTrue();
+        assertThat(claimed)
+                .as("the first claim's, with %s claimed in between", between)
+                .hasSize(1);
+        return between;
     }
 
     private JobQueue queueOnSchema(WorkerEvents events) {

@@ -67,9 +67,10 @@ class CitusQueueTest extends CitusTest {
                         schema + ".account_transfers distributed transfer_id",
                         schema + ".channel_accounts distributed bucket",
                         schema + ".channel_account_leases distributed bucket",
-                        // the concurrency limits and the starts: a copy on every node, read by each shard's keyed claim
+                        // the concurrency limits: a copy on every node, read by each shard's keyed claim
                         schema + ".job_concurrency_limits reference <none>",
-                        schema + ".job_key_starts reference <none>");
+                        // a rate-limited key's starts, on its shard
+                        schema + ".job_key_starts distributed shard");
         assertThat(jobShards()).isEqualTo(32);
     }
 
