@@ -225,7 +225,10 @@ public final class ConcurrencyLimits {
      * each key kept a count of its running jobs (about its limit). Its cost grows with the keys at a
      * limit, not with {@code keys}: every one of them is counted before the first {@code keys} are
      * kept, so a queue with 10,000 keys at their limit costs 10,000 ranges of up to {@code cap}
-     * rows each. Jobs and starts of a transactional claim still open are not seen by it.
+     * rows each. Jobs and starts of a transactional claim still open are not seen by it. On Citus
+     * it is one statement per shard (a key's jobs and starts live on its shard; a key given several
+     * shards has its figures added up), after a first call that also costs the one-server
+     * statement, which Citus refuses.
      *
      * @param queue the queue, 1 to 128 characters
      * @param keys the most keys listed, 1 to {@value #MAX_KEYS_LISTED}

@@ -78,8 +78,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Citus.</b> When Citus distributes the jobs table by {@code shard} (the schema's Citus
  * layout), a queue finds out at its first claim or enqueue (one catalog read, kept for the
- * queue's life) and then: places a job given shard 0 on a random shard, or, with a unique or
- * ordering key, on the shard its queue and key hash to, so that a key's jobs share a shard;
+ * queue's life) and then: places a job given shard 0 on a random shard, or, with a unique,
+ * ordering or concurrency key, on the shard its queue and key hash to, so that a key's jobs share
+ * a shard;
  * claims shard by shard, each claim a single-shard statement (Citus refuses {@code FOR UPDATE}
  * across shards), starting at a random shard; and judges a keyed job's predecessors on its own
  * shard. {@link #claimInTransaction(DSLContext, Claim)} takes its jobs from one shard, so that

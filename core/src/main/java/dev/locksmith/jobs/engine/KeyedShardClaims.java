@@ -58,6 +58,8 @@ final class KeyedShardClaims {
     private final Map<Integer, RenderedQuery> pairs = new ConcurrentHashMap<>();
 
     private final RenderedQuery recordStarts;
+    /** Whether the claims' connections were found to go to the coordinator (looked at once). */
+    private volatile boolean onCoordinator;
 
     private final RenderedQuery leased;
     private final RenderedQuery inTransaction;
@@ -135,11 +137,29 @@ final class KeyedShardClaims {
             boolean rated,
             UnaryOperator<Binds> binds,
             RenderedQuery.RowMapper<Job> mapper) {
+        requireCoordinator(ctx);
         return switch (mode) {
             case LEASED -> ctx.transactionResult(c -> steps(c.dsl(), leased, target, rated, binds, mapper));
             case IN_TRANSACTION -> steps(ctx, inTransaction, target, rated, binds, mapper);
             case HELD -> throw new UnsupportedOperationException("two-phase claims are not supported on Citus");
         };
+    }
+
+    /**
+     * Refuses keyed claims on a connection to a worker node (Citus lets clients connect to any
+     * node): the slot and rate locks are advisory locks of the node the function runs on, so only
+     * claims that all run on the coordinator take the same locks. One look per queue object.
+     */
+    private void requireCoordinator(DSLContext ctx) {
+        if (onCoordinator) {
+            return;
+        }
+        Boolean coordinator = ctx.fetchValue(DSL.field("citus_is_coordinator()", SQLDataType.BOOLEAN));
+        if (!Boolean.TRUE.equals(coordinator)) {
+            throw new IllegalStateException("a claim of keyed jobs of a queue with limits on Citus must connect to "
+                    + "the coordinator: the slot and rate locks are the coordinator's advisory locks");
+        }
+        onCoordinator = true;
     }
 
     /** What one claim of a shard reads: up to {@code limit} jobs of the queue's keys after {@code after}. */

@@ -291,15 +291,25 @@ public final class Limits {
         }
         // On Citus the statement's subqueries, correlated with each key, would read every shard,
         // which Citus refuses: one statement per shard instead, each a router statement (a key's
-        // jobs share its shard; a key given several shards is listed once per shard, as its
-        // limit holds per shard). The first call there also costs the refused statement and the
-        // look at the layout.
+        // jobs share its shard; a key given several shards has its rows added up). The first call
+        // there also costs the refused statement and the look at the layout.
         int shards = context.shards(context.dsl);
         List<ConcurrencyLimits.KeyHeldBack> all = new ArrayList<>();
         for (int shard = 0; shard < shards; shard++) {
             all.addAll(heldBackByKey(queue, keys, cap, shard));
         }
-        return all.stream()
+        // a key given several shards: its rows added up
+        Map<String, ConcurrencyLimits.KeyHeldBack> byKey = new LinkedHashMap<>();
+        for (ConcurrencyLimits.KeyHeldBack row : all) {
+            byKey.merge(
+                    row.concurrencyKey(),
+                    row,
+                    (a, b) -> new ConcurrencyLimits.KeyHeldBack(
+                            a.concurrencyKey(),
+                            a.running() + b.running(),
+                            Math.min(cap, a.jobsHeldBack() + b.jobsHeldBack())));
+        }
+        return byKey.values().stream()
                 .sorted(Comparator.comparingInt(ConcurrencyLimits.KeyHeldBack::jobsHeldBack)
                         .reversed()
                         .thenComparing(ConcurrencyLimits.KeyHeldBack::concurrencyKey))

@@ -179,7 +179,7 @@ class CitusConcurrencyLimitsTest extends CitusTest {
                     try {
                         // two at once: one of each shard, if the limits let them
                         both.countDown();
-                        both.await(2, TimeUnit.SECONDS);
+                        both.await(60, TimeUnit.SECONDS);
                     } finally {
                         recorder.ended(job);
                         done.countDown();
@@ -311,6 +311,80 @@ class CitusConcurrencyLimitsTest extends CitusTest {
                 .isEmpty();
         assertThat(count("SELECT count(*) FROM " + schema + ".jobs WHERE status = 'running'"))
                 .isEqualTo(1);
+    }
+
+    @Test
+    void aKeyedClaimOnAConnectionToAWorkerNodeIsRefusedAndClaimsNothing() {
+        queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("k0").build());
+        queue.concurrencyLimits().set(dsl, QUEUE, "k0", 1);
+        var worker = DSL.using(pool, SQLDialect.POSTGRES)
+                .fetchOne("SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 AND noderole = 'primary' "
+                        + "ORDER BY nodeport LIMIT 1");
+        assertThat(worker).isNotNull();
+        org.postgresql.ds.PGSimpleDataSource onWorker = new org.postgresql.ds.PGSimpleDataSource();
+        onWorker.setServerNames(new String[] {worker.get(0, String.class)});
+        onWorker.setPortNumbers(new int[] {worker.get(1, Integer.class)});
+        onWorker.setDatabaseName((String) DSL.using(pool, SQLDialect.POSTGRES).fetchValue("SELECT current_database()"));
+        onWorker.setUser(pool.getUsername());
+        onWorker.setPassword(pool.getPassword());
+        JobQueue there = new JobQueue(Locksmith.builder(onWorker).schema(schema).build());
+        // the slot locks would be the worker's, not the coordinator's every other claim takes
+        assertThatThrownBy(() -> there.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "w"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("must connect to the coordinator");
+        assertThat(count("SELECT count(*) FROM " + schema + ".jobs WHERE status = 'pending'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aKeysStartsOlderThanItsWindowAreDroppedWhenItStartsAgain() {
+        queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("k0").build());
+        queue.rateLimits().set(dsl, QUEUE, "k0", 2, Duration.ofHours(1));
+        String jobsTable = schema + ".jobs";
+        int shard = (int) count("SELECT shard FROM " + jobsTable + " WHERE concurrency_key = 'k0'");
+        // a start two hours ago (outside the window) and one a minute ago (inside)
+        DSL.using(pool, SQLDialect.POSTGRES)
+                .execute(
+                        "INSERT INTO " + schema + ".job_key_starts (queue, concurrency_key, shard, starts) "
+                                + "VALUES (?, 'k0', ?, ARRAY[now() - interval '2 hours', now() - interval '1 minute'])",
+                        QUEUE,
+                        shard);
+        assertThat(queue.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "w")).hasSize(1);
+        assertThat(count("SELECT cardinality(starts) FROM " + schema + ".job_key_starts WHERE concurrency_key = 'k0'"))
+                .as("the minute-old start and the new one")
+                .isEqualTo(2);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job_key_starts s, unnest(s.starts) t "
+                        + "WHERE t < now() - interval '1 hour'"))
+                .isZero();
+    }
+
+    @Test
+    void theCitusLayoutOfTheLimitsRollsBackWithEachKeysStartsInOneRowAndAppliesAgain() {
+        String target = schema + "_rollback";
+        migrate(target, java.util.EnumSet.of(dev.locksmith.schema.SchemaModule.QUEUE));
+        try {
+            // a key given two shards has a row of starts on each
+            DSL.using(pool, SQLDialect.POSTGRES)
+                    .execute("INSERT INTO " + target + ".job_key_starts (queue, concurrency_key, shard, starts) "
+                            + "VALUES ('q', 'k', 1, ARRAY[now()]), ('q', 'k', 2, ARRAY[now() - interval '1 minute'])");
+            List<dev.locksmith.schema.AppliedChangeSet> remaining =
+                    dev.locksmith.schema.LocksmithSchema.rollback(migrator(target), target, 1);
+            assertThat(remaining)
+                    .extracting(dev.locksmith.schema.AppliedChangeSet::id)
+                    .last()
+                    .isEqualTo("queue-017-concurrency-limits");
+            String tables = "SELECT count(*) FROM citus_tables WHERE table_name::text IN (?, ?)";
+            assertThat(count(tables, target + ".job_key_starts", target + ".job_concurrency_limits"))
+                    .isZero();
+            assertThat(count("SELECT cardinality(starts) FROM " + target
+                            + ".job_key_starts WHERE concurrency_key = 'k'"))
+                    .isEqualTo(2);
+            migrate(target, java.util.EnumSet.of(dev.locksmith.schema.SchemaModule.QUEUE));
+            assertThat(count(tables, target + ".job_key_starts", target + ".job_concurrency_limits"))
+                    .isEqualTo(2);
+        } finally {
+            DSL.using(pool, SQLDialect.POSTGRES).execute("DROP SCHEMA {0} CASCADE", DSL.name(target));
+        }
     }
 
     /**
