@@ -207,28 +207,17 @@ final class JobStatements {
     }
 
     /**
-     * What a leased claim writes to each job it claims, on one server: {@code running}, held by
-     * {@link #WORKER} until now plus {@link #LEASE}, a random lease id, the attempt and the fence
-     * counted.
+     * What a leased claim writes to each job it claims: {@code running}, held by {@link #WORKER}
+     * until now plus {@link #LEASE}, a random lease id (for a claim of one shard on Citus,
+     * {@code onShard}, one derived from {@link #CLAIM_TOKEN} and the job's id:
+     * {@link #derivedLeaseId}), the attempt and the fence counted.
      */
-    static UpdateSetMoreStep<JobsRecord> leased(UpdateSetFirstStep<JobsRecord> update) {
+    static UpdateSetMoreStep<JobsRecord> leased(UpdateSetFirstStep<JobsRecord> update, boolean onShard) {
         return leased(
                 update,
                 DSL.param(WORKER, SQLDataType.VARCHAR),
                 DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND)),
-                false);
-    }
-
-    /**
-     * {@link #leased(UpdateSetFirstStep)} for a claim of one shard on Citus: the lease id derived
-     * from {@link #CLAIM_TOKEN} and the job's id ({@link #derivedLeaseId}).
-     */
-    static UpdateSetMoreStep<JobsRecord> leasedOnShard(UpdateSetFirstStep<JobsRecord> update) {
-        return leased(
-                update,
-                DSL.param(WORKER, SQLDataType.VARCHAR),
-                DSL.currentOffsetDateTime().plus(DSL.param(LEASE, SQLDataType.INTERVALDAYTOSECOND)),
-                true);
+                onShard);
     }
 
     private static UpdateSetMoreStep<JobsRecord> leased(

@@ -372,7 +372,7 @@ final class KeyedClaims {
         Field<Short> slotOfJob = DSL.field(DSL.select(pairedSlot).from(pairs).where(pairedId.eq(JOBS.ID)));
         org.jooq.ResultQuery<Record> changed = switch (mode) {
             case LEASED ->
-                JobStatements.leased(dsl.update(JOBS))
+                JobStatements.leased(dsl.update(JOBS), false)
                         .set(JOBS.KEY_SLOT, slotOfJob)
                         .where(paired)
                         .returningResult(JobStatements.JOB_COLUMNS);

@@ -80,7 +80,7 @@ final class KeyedShardClaims {
                 JOBS.ID);
         leased = RenderedQuery.of(
                 dsl,
-                JobStatements.leasedOnShard(dsl.update(JOBS))
+                JobStatements.leased(dsl.update(JOBS), true)
                         .set(JOBS.KEY_SLOT, slot)
                         .where(paired)
                         .returningResult(JobStatements.JOB_COLUMNS));

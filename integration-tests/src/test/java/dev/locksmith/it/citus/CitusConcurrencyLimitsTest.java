@@ -14,7 +14,6 @@ import dev.locksmith.jobs.JobQueue;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.TransactionalWorker;
-import dev.locksmith.jobs.Worker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -122,7 +121,7 @@ class CitusConcurrencyLimitsTest extends CitusTest {
             }
         };
         CountDownLatch done = new CountDownLatch(KEYS * PER_KEY + UNKEYED);
-        runUntil(
+        ConcurrencyLimitsTest.runUntil(
                 done,
                 jobWorker(handler, done),
                 jobWorker(handler, done),
@@ -188,7 +187,7 @@ class CitusConcurrencyLimitsTest extends CitusTest {
                 .threads(4)
                 .pollInterval(Duration.ofMillis(20))
                 .build();
-        runUntil(done, worker);
+        ConcurrencyLimitsTest.runUntil(done, worker);
         assertThat(recorder.most("k0")).as("limit 1, once per shard").isEqualTo(2);
     }
 
@@ -437,18 +436,5 @@ class CitusConcurrencyLimitsTest extends CitusTest {
                 .threads(2)
                 .pollInterval(Duration.ofMillis(20))
                 .build();
-    }
-
-    /** Starts the workers, waits until {@code done} reaches zero (at most 180 s), and closes them. */
-    private static void runUntil(CountDownLatch done, Worker... workers) throws InterruptedException {
-        List<Worker> started = new ArrayList<>();
-        try {
-            for (Worker worker : workers) {
-                started.add(worker.start());
-            }
-            assertThat(done.await(180, TimeUnit.SECONDS)).isTrue();
-        } finally {
-            started.forEach(Worker::close);
-        }
     }
 }

@@ -185,7 +185,7 @@ public class ConcurrencyLimitsTest extends DatabaseTest {
     }
 
     /** Starts the workers, waits until {@code done} reaches zero (at most 180 s), and closes them. */
-    private static void runUntil(CountDownLatch done, Worker... workers) throws InterruptedException {
+    public static void runUntil(CountDownLatch done, Worker... workers) throws InterruptedException {
         List<Worker> started = new ArrayList<>();
         try {
             for (Worker worker : workers) {
