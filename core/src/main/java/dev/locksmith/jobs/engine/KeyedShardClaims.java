@@ -8,6 +8,8 @@ import dev.locksmith.codegen.Routines;
 import dev.locksmith.internal.Binds;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.jobs.Job;
+import java.sql.Connection;
+import java.sql.Savepoint;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
@@ -140,9 +143,29 @@ final class KeyedShardClaims {
         requireCoordinator(ctx);
         return switch (mode) {
             case LEASED -> ctx.transactionResult(c -> steps(c.dsl(), leased, target, rated, binds, mapper));
-            case IN_TRANSACTION -> steps(ctx, inTransaction, target, rated, binds, mapper);
+            case IN_TRANSACTION -> inSavepoint(ctx, () -> steps(ctx, inTransaction, target, rated, binds, mapper));
             case HELD -> throw new UnsupportedOperationException("two-phase claims are not supported on Citus");
         };
+    }
+
+    /**
+     * Runs one shard's attempt of a transactional claim in a savepoint of the caller's
+     * transaction, rolled back when it took no job: the slot and rate locks it took are released
+     * with it (advisory locks taken in a subtransaction go with it), rather than held until the
+     * caller's transaction ends while the claim goes on to other shards and the handler runs,
+     * other claims passing over those slots and keys meanwhile. Kept (released) when it took jobs:
+     * their locks are the claim's. A failure leaves the caller's transaction as any failed
+     * statement does.
+     */
+    private static List<KeyedClaims.Row> inSavepoint(DSLContext ctx, Supplier<List<KeyedClaims.Row>> attempt) {
+        Savepoint savepoint = ctx.connectionResult(Connection::setSavepoint);
+        List<KeyedClaims.Row> rows = attempt.get();
+        if (rows.stream().anyMatch(row -> row.job() != null)) {
+            ctx.connection(c -> c.releaseSavepoint(savepoint));
+        } else {
+            ctx.connection(c -> c.rollback(savepoint));
+        }
+        return rows;
     }
 
     /**

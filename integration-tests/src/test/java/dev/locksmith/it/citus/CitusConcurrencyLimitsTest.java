@@ -336,6 +336,35 @@ class CitusConcurrencyLimitsTest extends CitusTest {
     }
 
     @Test
+    void aTransactionalClaimThatTookNoJobOfAShardHoldsNoneOfItsLocksAfterwards() throws Exception {
+        // k0's one job is locked by another transaction: the claim of its shard locks k0's slot,
+        // finds the job locked and takes nothing; the caller's transaction goes on. Its lock must
+        // not go on with it: once the job is free, another claim takes it.
+        queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("k0").build());
+        queue.concurrencyLimits().set(dsl, QUEUE, "k0", 1);
+        String jobsTable = schema + ".jobs";
+        int shard = (int) count("SELECT shard FROM " + jobsTable + " WHERE concurrency_key = 'k0'");
+        JobQueue other = queueOnSchema(new WorkerEvents() {});
+        List<Job> afterwards = DSL.using(pool, SQLDialect.POSTGRES).transactionResult(caller -> {
+            try (java.sql.Connection holder = pool.getConnection()) {
+                holder.setAutoCommit(false);
+                try (var lock = holder.prepareStatement(
+                        "SELECT id FROM " + jobsTable + " WHERE shard = ? AND concurrency_key = 'k0' FOR UPDATE")) {
+                    lock.setInt(1, shard);
+                    lock.executeQuery().close();
+                }
+                assertThat(queue.claimInTransaction(
+                                caller.dsl(), Claim.of(QUEUE, 10).onShards(java.util.Set.of(shard))))
+                        .isEmpty();
+                holder.commit();
+            }
+            // the caller's transaction still open
+            return other.claim(Claim.of(QUEUE, 10), Duration.ofMinutes(5), "after");
+        });
+        assertThat(afterwards).extracting(Job::concurrencyKey).containsExactly("k0");
+    }
+
+    @Test
     void aKeysStartsOlderThanItsWindowAreDroppedWhenItStartsAgain() {
         queue.enqueue(dsl, NewJob.builder(QUEUE, "work").concurrencyKey("k0").build());
         queue.rateLimits().set(dsl, QUEUE, "k0", 2, Duration.ofHours(1));
