@@ -6,6 +6,7 @@ import static dev.locksmith.codegen.Tables.JOB_CONCURRENCY_LIMITS;
 import static dev.locksmith.codegen.Tables.JOB_KEY_STARTS;
 
 import dev.locksmith.internal.Binds;
+import dev.locksmith.internal.Distribution;
 import dev.locksmith.internal.RenderedQuery;
 import dev.locksmith.jobs.Claim;
 import dev.locksmith.jobs.Job;
@@ -83,6 +84,15 @@ final class KeyedClaims {
 
     private final Map<String, Looked> limited = new ConcurrentHashMap<>();
     private final RenderedQuery hasLimits;
+    /**
+     * {@link #hasLimits} on Citus, without the look for jobs without a key: that look reads every
+     * shard, and fails while a worker node is down, which would stop every claim of the queue
+     * where the claims of the other nodes' shards go on. There the plain claim of each shard runs
+     * regardless (one router statement).
+     */
+    private final RenderedQuery hasLimitsOnCitus;
+
+    private final Distribution distribution;
     private final KeyedShardClaims onShard;
 
     /**
@@ -97,8 +107,9 @@ final class KeyedClaims {
      */
     record Row(@Nullable Job job, @Nullable String walkedTo, int lost) {}
 
-    KeyedClaims(DSLContext dsl) {
+    KeyedClaims(DSLContext dsl, Distribution distribution) {
         this.dsl = dsl;
+        this.distribution = distribution;
         this.onShard = new KeyedShardClaims(dsl);
         Field<String> queue = DSL.param(JobStatements.QUEUE, SQLDataType.VARCHAR);
         // EXISTS as a template rather than DSL.exists(Select): jOOQ 3.21 replaced that method by
@@ -129,6 +140,7 @@ final class KeyedClaims {
                         DSL.field(limits),
                         DSL.when(limits, DSL.field(unkeyed)).otherwise(DSL.inline(true)),
                         DSL.field(rates)));
+        hasLimitsOnCitus = RenderedQuery.of(dsl, dsl.select(DSL.field(limits), DSL.inline(true), DSL.field(rates)));
     }
 
     /**
@@ -163,10 +175,10 @@ final class KeyedClaims {
         long now = System.nanoTime();
         Looked looked = limited.get(queue);
         if (looked == null || now - looked.at() > LIMITS_LOOKED_UP_EVERY_NANOS) {
-            looked = hasLimits
-                    .fetch(
+            RenderedQuery look = distribution.shards(ctx) > 0 ? hasLimitsOnCitus : hasLimits;
+            looked = look.fetch(
                             ctx,
-                            hasLimits.binds().set(JobStatements.QUEUE, queue),
+                            look.binds().set(JobStatements.QUEUE, queue),
                             row -> new Looked(row.getBoolean(1), row.getBoolean(2), row.getBoolean(3), now))
                     .get(0);
             limited.put(queue, looked);

@@ -45,7 +45,7 @@ final class QueueContext {
         this.observing = observing;
         this.distribution = new Distribution(dsl, JOBS, JOBS.SHARD.getName());
         this.statements = new JobStatements(dsl);
-        this.keyed = new KeyedClaims(dsl);
+        this.keyed = new KeyedClaims(dsl, distribution);
         this.jobs = jobs;
         this.rows = rows;
         this.claimed = row -> jobs.apply(JobRow.read(row, 0));
