@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 import org.jooq.DSLContext;
 import org.jooq.TransactionContext;
 import org.jooq.TransactionListener;
@@ -140,6 +141,31 @@ public final class AfterCommit {
         } catch (RuntimeException e) {
             return false;
         }
+    }
+
+    /**
+     * Tells whether a connection is the session a statement of {@code statement} runs on; the
+     * statement's connection is looked up at the first test.
+     *
+     * @param statement the context the statement runs on
+     * @return the test; false where the statement's connection cannot be had
+     */
+    public static Predicate<Connection> sessionOf(DSLContext statement) {
+        return new Predicate<>() {
+            private @Nullable Object session;
+
+            @Override
+            public boolean test(Connection connection) {
+                try {
+                    if (session == null) {
+                        session = statement.connectionResult(AfterCommit::identity);
+                    }
+                    return session == identity(connection);
+                } catch (RuntimeException e) {
+                    return false;
+                }
+            }
+        };
     }
 
     /**

@@ -4,8 +4,10 @@ import dev.locksmith.CommitHook;
 import dev.locksmith.ExecutionMode;
 import dev.locksmith.PoolingMode;
 import dev.locksmith.observe.LocksmithObserver;
+import java.sql.Connection;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
@@ -132,6 +134,28 @@ public record Environment(
     public boolean afterCommitByHook(Runnable action) {
         for (CommitHook hook : commitHooks) {
             if (hook.afterCommit(action)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@link CommitHook#afterOnePhaseCommit} of the first hook that knows the transaction open on
+     * this thread to be a local one on {@code statement}'s session, committed in one phase.
+     *
+     * @param statement the context the enqueue runs on
+     * @param committed quick, must not throw
+     * @param otherwise quick, must not throw
+     * @return false when no hook says so (nothing is arranged then)
+     */
+    public boolean afterOnePhaseCommitByHook(DSLContext statement, Runnable committed, Runnable otherwise) {
+        if (commitHooks.isEmpty()) {
+            return false;
+        }
+        Predicate<Connection> session = AfterCommit.sessionOf(statement);
+        for (CommitHook hook : commitHooks) {
+            if (hook.afterOnePhaseCommit(session, committed, otherwise)) {
                 return true;
             }
         }

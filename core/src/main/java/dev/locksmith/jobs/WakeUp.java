@@ -17,11 +17,12 @@ public enum WakeUp {
      * After the enqueue commits: this JVM's workers of the queue at once, in-process, and the
      * others by a {@code NOTIFY} on a connection of the queue's own, coalesced (the default); or,
      * for one producer per {@code DataSource} at a time, by a {@code NOTIFY} in its own transaction
-     * (an auto-committed enqueue, or a jOOQ transaction run by jOOQ's own transaction provider on
-     * a {@code Locksmith}'s context; never one that will be prepared, one a {@link
-     * dev.locksmith.CommitHook} manages, or on Citus), which reaches other JVMs without the
-     * sender's round trip; its commit takes the notify lock, one such commit per {@code
-     * DataSource} at a time. The
+     * (an auto-committed enqueue, a jOOQ transaction run by jOOQ's own transaction provider on a
+     * {@code Locksmith}'s context, or a transaction a {@link dev.locksmith.CommitHook} says is a
+     * local one on the enqueue's connection, committed in one phase, as the Spring Boot starter's
+     * does when every transaction manager is a local one; never one that will be prepared, nor on
+     * Citus), which reaches other JVMs without the sender's round trip; its commit takes the
+     * notify lock, one such commit per {@code DataSource} at a time. The
      * commit must be one locksmith sees: an auto-committed enqueue, a jOOQ transaction started on
      * a {@code Locksmith}'s context (or the queue's), a worker's handler transaction, or a
      * transaction a {@link dev.locksmith.CommitHook} knows of (the Spring Boot starter installs one

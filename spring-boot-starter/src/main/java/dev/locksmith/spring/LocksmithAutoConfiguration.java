@@ -89,7 +89,8 @@ public class LocksmithAutoConfiguration {
             DSLContext dsl,
             LocksmithProperties properties,
             ObjectProvider<LocksmithObserver> observers,
-            ObjectProvider<LocksmithSchemaMigration> migration) {
+            ObjectProvider<LocksmithSchemaMigration> migration,
+            ConfigurableListableBeanFactory beans) {
         migration.ifAvailable(applied -> {}); // migrated before any repository exists
         Locksmith.Builder builder = Locksmith.builder(dsl)
                 .schema(properties.schema().name())
@@ -98,7 +99,11 @@ public class LocksmithAutoConfiguration {
                 .observer(observers.orderedStream().toArray(LocksmithObserver[]::new));
         if (ClassUtils.isPresent(
                 SpringCommitHook.SYNCHRONIZATION_MANAGER, getClass().getClassLoader())) {
-            builder.commitHook(new SpringCommitHook());
+            ClassLoader loader = getClass().getClassLoader();
+            builder.commitHook(
+                    ClassUtils.isPresent(SpringCommitHook.CONNECTION_HOLDER, loader)
+                            ? SpringCommitHook.of(beans)
+                            : new SpringCommitHook());
         }
         return builder.build();
     }

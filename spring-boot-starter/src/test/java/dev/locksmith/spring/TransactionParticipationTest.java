@@ -24,7 +24,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * A job enqueued by {@code @Transactional} service code (Boot's transaction management, a CGLIB
  * proxy) commits with the service's transaction, or not at all, and wakes workers once that
- * transaction committed (an after-commit synchronization, not a NOTIFY inside it). The getters go
+ * transaction committed (an after-commit synchronization; NotifyCarryingTest shows when the
+ * transaction carries the NOTIFY itself). The getters go
  * through the proxy to the service's own fields.
  */
 class TransactionParticipationTest {
@@ -52,7 +53,7 @@ class TransactionParticipationTest {
                     }
                     assertThat(orders.transactionWasActive()).isTrue();
                     assertThat(orders.synchronizationsAddedByEnqueue())
-                            .as("the wake-up waits for Spring's commit, rather than NOTIFY inside the transaction")
+                            .as("the wake-up waits for Spring's commit (or, carried, for its outcome)")
                             .isEqualTo(1);
                     assertThat(dsl.fetchValue("SELECT count(*) FROM orders WHERE id = 42"))
                             .isEqualTo(1L);

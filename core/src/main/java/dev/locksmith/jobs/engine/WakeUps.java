@@ -92,19 +92,25 @@ final class WakeUps {
                     long grant = mayCarry ? sender.tryCarry() : 0;
                     yield grant != 0 ? new Plan(Kind.CARRIED_AFTER_RETURN, grant) : Plan.AFTER_RETURN;
                 }
+                // Carried only in a transaction that commits in one phase on the statement's own
+                // connection (never prepared: PostgreSQL refuses to prepare after a NOTIFY), as a
+                // commit hook (Spring's) or a jOOQ transaction locksmith sees end says; hooks first,
+                // since a jOOQ transaction nested in one a hook manages ends before the real commit.
+                long grant = mayCarry ? sender.tryCarry() : 0;
+                Runnable carried = () -> sender.carried(grant, queues);
+                Runnable released = () -> sender.release(grant);
                 Environment environment = Environment.of(context.dsl);
+                if (grant != 0 && environment.afterOnePhaseCommitByHook(ctx, carried, released)) {
+                    yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
+                }
                 if (environment.afterCommitByHook(() -> sender.signal(queues))) {
+                    released.run();
                     yield Plan.AFTER_COMMIT;
                 }
-                // Only a jOOQ transaction locksmith sees end, on the statement's own connection, that
-                // commits in one phase (not prepared: PostgreSQL refuses to prepare after a NOTIFY).
-                if (mayCarry && AfterCommit.mayNotifyIn(ctx)) {
-                    long grant = sender.tryCarry();
-                    if (grant != 0) {
-                        AfterCommit.register(() -> sender.carried(grant, queues), () -> sender.release(grant));
-                        yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
-                    }
+                if (grant != 0 && AfterCommit.mayNotifyIn(ctx) && AfterCommit.register(carried, released)) {
+                    yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
                 }
+                released.run();
                 if (AfterCommit.register(() -> sender.signal(queues))) {
                     yield Plan.AFTER_COMMIT;
                 }
