@@ -120,6 +120,17 @@ public final class AfterCommit {
     }
 
     /**
+     * Whether this thread is inside a transaction that will be prepared ({@link #openPrepared}):
+     * nothing in it may send {@code NOTIFY}, whatever a commit hook knows of another transaction.
+     *
+     * @return whether such a scope is open
+     */
+    public static boolean preparedScopeOpen() {
+        Scope scope = CURRENT.get();
+        return scope != null && scope.prepared;
+    }
+
+    /**
      * Whether a statement of {@code statement} runs in the transaction of this thread's scope, and
      * that transaction may send {@code NOTIFY} itself: a jOOQ transaction on its own provider
      * (committed in one phase, on its connection), not one that will be prepared.

@@ -2,10 +2,10 @@ package dev.locksmith.spring;
 
 import dev.locksmith.CommitHook;
 import java.sql.Connection;
-import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -28,7 +28,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * other services' workers then hear of the job with the commit, without the separate notification
  * after it. The starter's hook knows it when every {@link PlatformTransactionManager} bean is a
  * {@link ResourceTransactionManager} ({@code DataSourceTransactionManager},
- * {@code JdbcTransactionManager}, {@code JpaTransactionManager}), and none is JTA's.
+ * {@code JdbcTransactionManager}, {@code JpaTransactionManager}), and none is JTA's. A JTA
+ * transaction manager that is not a bean (made by hand for a {@code TransactionTemplate}) is not
+ * seen: an application with one gives its {@code Locksmith} bean {@code new SpringCommitHook()}.
  */
 public final class SpringCommitHook implements CommitHook {
 
@@ -75,11 +77,31 @@ public final class SpringCommitHook implements CommitHook {
      * @return the hook
      */
     static SpringCommitHook of(ListableBeanFactory beans) {
-        return new SpringCommitHook(() -> {
-            List<PlatformTransactionManager> managers = beans.getBeanProvider(PlatformTransactionManager.class).stream()
-                    .toList();
-            return !managers.isEmpty() && managers.stream().allMatch(ResourceTransactionManager.class::isInstance);
-        });
+        return new SpringCommitHook(() -> onlyLocalTransactionManagers(beans));
+    }
+
+    /**
+     * Whether {@code beans} define at least one transaction manager and every one, by its type (no
+     * bean is made for the look, and one that is not an autowiring candidate counts too), is a
+     * {@link ResourceTransactionManager}; false when a type cannot be told.
+     */
+    private static boolean onlyLocalTransactionManagers(ListableBeanFactory beans) {
+        try {
+            String[] names = BeanFactoryUtils.beanNamesForTypeIncludingAncestors(
+                    beans, PlatformTransactionManager.class, true, false);
+            if (names.length == 0) {
+                return false;
+            }
+            for (String name : names) {
+                Class<?> type = beans.getType(name, false);
+                if (type == null || !ResourceTransactionManager.class.isAssignableFrom(type)) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (RuntimeException unknown) {
+            return false;
+        }
     }
 
     /**
@@ -144,14 +166,21 @@ public final class SpringCommitHook implements CommitHook {
     /** Spring's JDBC resources, in a class of their own: loaded only where spring-jdbc is. */
     private static final class JdbcResources {
 
-        /** Whether a JDBC connection bound to this thread's transaction is one {@code session} accepts. */
+        /**
+         * Whether a JDBC connection bound to this thread's transaction is one {@code session}
+         * accepts; false when a holder's connection cannot be had.
+         */
         static boolean holdConnection(Predicate<Connection> session) {
             for (Object resource :
                     TransactionSynchronizationManager.getResourceMap().values()) {
-                if (resource instanceof ConnectionHolder holder
-                        && holder.getConnectionHandle() != null
-                        && session.test(holder.getConnection())) {
-                    return true;
+                try {
+                    if (resource instanceof ConnectionHolder holder
+                            && holder.getConnectionHandle() != null
+                            && session.test(holder.getConnection())) {
+                        return true;
+                    }
+                } catch (RuntimeException unusable) {
+                    // not a connection this enqueue can be told to run on
                 }
             }
             return false;

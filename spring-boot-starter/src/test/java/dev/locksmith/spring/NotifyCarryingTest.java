@@ -137,6 +137,37 @@ class NotifyCarryingTest {
     }
 
     /**
+     * A transaction manager that is no autowiring candidate still counts: the hook looks at every
+     * bean of the type, and with one that may not be local beside Boot's local one it lets no
+     * enqueue carry the NOTIFY, even in a transaction of the local one.
+     */
+    @Test
+    void aTransactionManagerThatIsNoAutowiringCandidateStillCounts() {
+        runner(TestDatabases.migrated("hidden"))
+                .withUserConfiguration(HiddenOpaqueTransactions.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    // Boot's own (local) one beside it, the one a transaction is run by
+                    assertThat(context.getBeanNamesForType(PlatformTransactionManager.class))
+                            .containsExactlyInAnyOrder("opaque", "transactionManager");
+                    TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+                    SpringCommitHook hook = SpringCommitHook.of(context.getBeanFactory());
+                    AtomicInteger arranged = new AtomicInteger();
+                    tx.executeWithoutResult(status -> {
+                        assertThat(hook.afterOnePhaseCommit(
+                                        c -> true, arranged::incrementAndGet, arranged::incrementAndGet))
+                                .isFalse();
+                        assertThat(SpringCommitHook.localTransactions()
+                                        .afterOnePhaseCommit(
+                                                c -> true, arranged::incrementAndGet, arranged::incrementAndGet))
+                                .as("the same transaction, to a hook told transactions are local")
+                                .isTrue();
+                    });
+                    assertThat(arranged).hasValue(1);
+                });
+    }
+
+    /**
      * Enqueues in a Spring transaction of the context's transaction manager, on Boot's
      * DSLContext, to a queue whose own connections come from {@code database}'s non-pooled data
      * source, with the commit hook the starter makes.
@@ -222,6 +253,15 @@ class NotifyCarryingTest {
     static class OpaqueTransactions {
         @Bean
         PlatformTransactionManager transactionManager(DataSource dataSource) {
+            return new Opaque(new DataSourceTransactionManager(dataSource));
+        }
+    }
+
+    /** {@link Opaque}, as a bean that is no autowiring candidate. */
+    @Configuration(proxyBeanMethods = false)
+    static class HiddenOpaqueTransactions {
+        @Bean(autowireCandidate = false)
+        PlatformTransactionManager opaque(DataSource dataSource) {
             return new Opaque(new DataSourceTransactionManager(dataSource));
         }
     }

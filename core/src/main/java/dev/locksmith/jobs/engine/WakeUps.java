@@ -96,19 +96,24 @@ final class WakeUps {
                 // connection (never prepared: PostgreSQL refuses to prepare after a NOTIFY), as a
                 // commit hook (Spring's) or a jOOQ transaction locksmith sees end says; hooks first,
                 // since a jOOQ transaction nested in one a hook manages ends before the real commit.
-                long grant = mayCarry ? sender.tryCarry() : 0;
+                long grant = mayCarry && !AfterCommit.preparedScopeOpen() ? sender.tryCarry() : 0;
                 Runnable carried = () -> sender.carried(grant, queues);
                 Runnable released = () -> sender.release(grant);
                 Environment environment = Environment.of(context.dsl);
-                if (grant != 0 && environment.afterOnePhaseCommitByHook(ctx, carried, released)) {
-                    yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
-                }
-                if (environment.afterCommitByHook(() -> sender.signal(queues))) {
+                try {
+                    if (grant != 0 && environment.afterOnePhaseCommitByHook(ctx, carried, released)) {
+                        yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
+                    }
+                    if (environment.afterCommitByHook(() -> sender.signal(queues))) {
+                        released.run();
+                        yield Plan.AFTER_COMMIT;
+                    }
+                    if (grant != 0 && AfterCommit.mayNotifyIn(ctx) && AfterCommit.register(carried, released)) {
+                        yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
+                    }
+                } catch (RuntimeException hookFailed) {
                     released.run();
-                    yield Plan.AFTER_COMMIT;
-                }
-                if (grant != 0 && AfterCommit.mayNotifyIn(ctx) && AfterCommit.register(carried, released)) {
-                    yield new Plan(Kind.CARRIED_AT_COMMIT, grant);
+                    throw hookFailed;
                 }
                 released.run();
                 if (AfterCommit.register(() -> sender.signal(queues))) {
