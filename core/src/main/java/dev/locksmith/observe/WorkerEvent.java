@@ -13,11 +13,15 @@ public enum WorkerEvent {
     LISTENING,
     /** A claim found fewer jobs than it asked for, and its thread is about to wait. */
     IDLE,
-    /** A waiting thread was woken by a {@code NOTIFY} for its queue. */
+    /**
+     * A waiting thread was woken by a {@code NOTIFY} for its queue, or an idle handler thread of a
+     * {@code JobWorker} was set to claim the jobs it announced.
+     */
     WOKE_BY_NOTIFICATION,
     /**
      * A waiting thread was woken in-process by an enqueue of its queue committed in this JVM (the
-     * wake-up after commit), before any {@code NOTIFY} could reach it: says nothing about LISTEN.
+     * wake-up after commit), before any {@code NOTIFY} could reach it, or an idle handler thread of
+     * a {@code JobWorker} was set to claim that enqueue's jobs: says nothing about LISTEN.
      */
     WOKE_IN_PROCESS,
     /** A waiting thread woke because the poll interval passed. */

@@ -150,6 +150,9 @@ public final class LeasedMode implements Mode {
 
     @Override
     public void starting() {
+        // made now, by the thread starting the worker, as the claimers are: the thread that sets
+        // an idle handler to claim (claimOnIdleHandler) may be a producer's, committing an enqueue
+        handlers.prestartAllCoreThreads();
         completer.start();
     }
 
@@ -192,6 +195,32 @@ public final class LeasedMode implements Mode {
         return Turn.MORE;
     }
 
+    /**
+     * Claims announced jobs on an idle handler thread, which runs the first itself
+     * ({@link #claimNext}): when a handler thread is idle, no job claimed ahead waits for one, and
+     * no claim is under way. Otherwise (or when the claim then finds the claimers' slot taken
+     * after all) the claimers are woken.
+     */
+    @Override
+    public boolean claimOnIdleHandler() {
+        if (handlers.getActiveCount() >= settings.threads()
+                || !handlers.getQueue().isEmpty()
+                || claimSlots.availablePermits() == 0) {
+            return false;
+        }
+        try {
+            handlers.execute(() -> {
+                HeldJob first = claimNext(true);
+                if (first != null) {
+                    run(first);
+                }
+            });
+            return true;
+        } catch (RejectedExecutionException stopping) {
+            return false;
+        }
+    }
+
     // ------------------------------------------------------------------ running a job
 
     /**
@@ -206,12 +235,13 @@ public final class LeasedMode implements Mode {
     private void run(HeldJob first) {
         HeldJob next = first;
         while (next != null) {
-            next = runOne(next) ? claimNext() : null;
+            next = runOne(next) ? claimNext(false) : null;
         }
     }
 
     /**
-     * The next job for a handler thread that just ended one, or null. One claim statement, for
+     * The next job for a handler thread that just ended one, or for an idle one that announced
+     * jobs set to work ({@link #claimOnIdleHandler}), or null. One claim statement, for
      * what a claimer's would ask ({@link ClaimRoom#reserve}), or for this thread's one job when
      * the worker is {@linkplain ClaimRoom#busy busy} otherwise: the first job found is this
      * thread's, the rest are queued as claimed ahead. Asking for only one would, with a backlog,
@@ -224,7 +254,7 @@ public final class LeasedMode implements Mode {
      * a job committed after it is announced to the claimers. Otherwise (a claim under way, jobs
      * waiting, no room, a failure) the claimers are woken as a handler's end woke them before.
      */
-    private @Nullable HeldJob claimNext() {
+    private @Nullable HeldJob claimNext(boolean announced) {
         if (!runtime.running()) {
             return null;
         }
@@ -248,6 +278,10 @@ public final class LeasedMode implements Mode {
             // before the slot is given back, as a claimer's do
             for (HeldJob h : claimed.subList(Math.min(1, claimed.size()), claimed.size())) {
                 queue(h);
+            }
+            if (announced && claimed.size() == free) {
+                // a claimer's full claim claims again at once (Turn.MORE): more may be announced
+                wakeClaimersIfRoom();
             }
         } catch (RuntimeException e) {
             settings.log()

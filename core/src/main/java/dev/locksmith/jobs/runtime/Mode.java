@@ -54,6 +54,18 @@ interface Mode {
      */
     Turn turn(int loop);
 
+    /**
+     * A notification, or an enqueue committed in this JVM, announced jobs: a mode that can claim
+     * them on an idle handler thread, which then runs the first itself, starts that claim and
+     * returns true; the loop threads are not woken then (a claim on a loop thread would hand its
+     * job to a handler thread: one thread more to wake before the job starts).
+     *
+     * @return false (the default) to wake the loop threads instead
+     */
+    default boolean claimOnIdleHandler() {
+        return false;
+    }
+
     /** {@return the periodic tasks, run on the worker's maintenance thread} */
     default List<Periodic> periodic() {
         return List.of();

@@ -98,7 +98,7 @@ public final class WorkerRuntime {
                 settings.queue(),
                 settings.pollInterval(),
                 () -> engine.observing().workerEvent(WorkerEvent.LISTENING, settings.queue()),
-                () -> wakeup.wake(Wakeup.Reason.NOTIFICATION));
+                () -> announced(Wakeup.Reason.NOTIFICATION));
         this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "maintenance"));
     }
 
@@ -238,7 +238,7 @@ public final class WorkerRuntime {
         }
         this.mode = mode;
         // before `running`: close() proceeds only once it is set, and then finds the registration
-        localWakeup = LocalWakeups.register(settings.queue(), () -> wakeup.wake(Wakeup.Reason.IN_PROCESS));
+        localWakeup = LocalWakeups.register(settings.queue(), () -> announced(Wakeup.Reason.IN_PROCESS));
         running.set(true);
         engine.maintenance.warnIfNotVacuumed(settings.log());
         mode.starting();
@@ -270,6 +270,23 @@ public final class WorkerRuntime {
                 stopWithWorker.add(future);
             }
         }
+    }
+
+    /**
+     * Jobs were announced (a notification, or an enqueue committed in this JVM): an idle handler
+     * thread claims them when the mode has one ({@link Mode#claimOnIdleHandler}), else the loop
+     * threads wake.
+     */
+    private void announced(Wakeup.Reason reason) {
+        Mode current = mode;
+        if (running.get() && current.claimOnIdleHandler()) {
+            wakeup.report(
+                    reason == Wakeup.Reason.NOTIFICATION
+                            ? WorkerEvent.WOKE_BY_NOTIFICATION
+                            : WorkerEvent.WOKE_IN_PROCESS);
+            return;
+        }
+        wakeup.wake(reason);
     }
 
     private void loop(int index) {

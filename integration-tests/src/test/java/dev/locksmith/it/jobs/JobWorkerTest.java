@@ -16,6 +16,8 @@ import dev.locksmith.jobs.JobStatus;
 import dev.locksmith.jobs.JobWorker;
 import dev.locksmith.jobs.NewJob;
 import dev.locksmith.jobs.WakeUp;
+import dev.locksmith.observe.Observation;
+import dev.locksmith.observe.Operation;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -41,7 +43,7 @@ class JobWorkerTest extends DatabaseTest {
     }
 
     /** Records events in order and opens latches on the ones tests wait for. */
-    private final class Recorder extends WorkerEvents {
+    private class Recorder extends WorkerEvents {
         final CountDownLatch listening = new CountDownLatch(1);
         final CountDownLatch idle = new CountDownLatch(1);
         final CountDownLatch completed;
@@ -128,6 +130,55 @@ class JobWorkerTest extends DatabaseTest {
         }
         assertThat(dsl.fetchCount(JOBS)).isZero();
         assertThat(dsl.fetchCount(dsl.selectFrom("worker_results"))).isEqualTo(1);
+    }
+
+    /**
+     * A job a notification announces to an idle worker is claimed on an idle handler thread,
+     * which runs it itself: its handler runs on a thread that made a claim. A claim on the
+     * claimer thread would hand the job to a handler thread, one more thread to wake before it
+     * starts (and a handler thread claims only after it ran a job, so with one job none would).
+     */
+    @Test
+    void anAnnouncedJobIsClaimedOnTheHandlerThreadThatRunsIt() throws Exception {
+        List<String> claimedOn = new CopyOnWriteArrayList<>();
+        List<String> ranOn = new CopyOnWriteArrayList<>();
+        Recorder recorder = new Recorder(1) {
+            @Override
+            public Observation start(Operation operation) {
+                if (operation instanceof Operation.ClaimJobs) {
+                    claimedOn.add(Thread.currentThread().getName());
+                }
+                return Observation.NONE;
+            }
+        };
+        JobHandler handler = (job, tx) -> ranOn.add(Thread.currentThread().getName());
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "handed", handler)
+                .threads(2)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            await(recorder.listening, "LISTEN established");
+            await(recorder.idle, "worker idle");
+            claimedOn.clear();
+            long id = new JobQueue(
+                            Locksmith.builder(pool).build(),
+                            JobQueueConfig.builder()
+                                    .wakeUp(WakeUp.IN_TRANSACTION)
+                                    .build())
+                    .enqueue(dsl, NewJob.of("handed", "k"));
+            await(recorder.completed, "job completed");
+            assertThat(events).containsSubsequence("woke:NOTIFICATION", "completed:" + id);
+        }
+        assertThat(ranOn).hasSize(1);
+        assertThat(ranOn.get(0)).contains("handler");
+        // woken, the claimer's claim would come first (a handler thread claims after its job; a
+        // claim that filled what it asked for wakes the claimer after it, as a claimer claims on)
+        assertThat(claimedOn)
+                .as("threads that claimed after the worker went idle")
+                .isNotEmpty();
+        assertThat(claimedOn.get(0)).isEqualTo(ranOn.get(0));
     }
 
     @Test
