@@ -97,9 +97,8 @@ public class LocksmithAutoConfiguration {
                 .poolingMode(properties.poolingMode())
                 .executionMode(properties.executionMode())
                 .observer(observers.orderedStream().toArray(LocksmithObserver[]::new));
-        if (ClassUtils.isPresent(
-                SpringCommitHook.SYNCHRONIZATION_MANAGER, getClass().getClassLoader())) {
-            ClassLoader loader = getClass().getClassLoader();
+        ClassLoader loader = getClass().getClassLoader();
+        if (ClassUtils.isPresent(SpringCommitHook.SYNCHRONIZATION_MANAGER, loader)) {
             builder.commitHook(
                     ClassUtils.isPresent(SpringCommitHook.CONNECTION_HOLDER, loader)
                             ? SpringCommitHook.of(beans)

@@ -278,8 +278,7 @@ public final class WorkerRuntime {
      * threads wake.
      */
     private void announced(Wakeup.Reason reason) {
-        Mode current = mode;
-        if (running.get() && current.claimOnIdleHandler()) {
+        if (running.get() && mode.claimOnIdleHandler()) {
             wakeup.report(
                     reason == Wakeup.Reason.NOTIFICATION
                             ? WorkerEvent.WOKE_BY_NOTIFICATION
