@@ -6,9 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.BlockingDeque;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +26,7 @@ final class Completer {
     static final int MAX_BATCH = 1000;
 
     private final WorkerRuntime runtime;
-    private final Map<UUID, HeldJob> inFlight;
+    private final HeldLeases leases;
     private final Duration linger;
     private final Thread thread;
     /** Jobs whose handlers ended without writing, waiting for the completer. */
@@ -36,9 +34,9 @@ final class Completer {
     /** False once close() has let the handlers end: the completer then drains and stops. */
     private volatile boolean accepting = true;
 
-    Completer(WorkerRuntime runtime, Map<UUID, HeldJob> inFlight, Duration linger) {
+    Completer(WorkerRuntime runtime, HeldLeases leases, Duration linger) {
         this.runtime = runtime;
-        this.inFlight = inFlight;
+        this.leases = leases;
         this.linger = linger;
         this.thread = runtime.thread(this::loop, "completer");
     }
@@ -155,7 +153,7 @@ final class Completer {
         int done = 0;
         for (HeldJob held : batch) {
             Job job = held.job;
-            inFlight.remove(job.leaseId(), held);
+            leases.forget(held);
             if (completed.contains(job.id()) || (unknown.contains(job.id()) && !unfinished.contains(job.id()))) {
                 runtime.observing().jobEvent(JobEvent.COMPLETED, job);
                 done++;

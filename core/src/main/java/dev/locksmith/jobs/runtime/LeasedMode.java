@@ -14,10 +14,6 @@ import dev.locksmith.observe.WorkerEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -56,8 +52,8 @@ public final class LeasedMode implements Mode {
     private final Semaphore claimSlots;
     /** Handlers running now. */
     private final AtomicInteger handlersRunning = new AtomicInteger();
-    /** Held leases by lease id: a lapsed and re-claimed job has two, and each run settles only its own. */
-    private final Map<UUID, HeldJob> inFlight = new ConcurrentHashMap<>();
+    /** Held leases: a lapsed and re-claimed job has two, and each run settles only its own. */
+    private final HeldLeases leases;
 
     private final ThreadPoolExecutor handlers;
     private final Completer completer;
@@ -100,7 +96,8 @@ public final class LeasedMode implements Mode {
                 TimeUnit.MILLISECONDS,
                 new LinkedBlockingQueue<>(),
                 r -> runtime.handlerThread(r, "handler"));
-        this.completer = new Completer(runtime, inFlight, completionLinger);
+        this.leases = new HeldLeases(runtime, lease);
+        this.completer = new Completer(runtime, leases, completionLinger);
         this.room = new ClaimRoom(
                 settings.threads(),
                 claimers,
@@ -160,8 +157,8 @@ public final class LeasedMode implements Mode {
     public List<Periodic> periodic() {
         Duration heartbeat = Duration.ofMillis(Math.max(1, lease.toMillis() / 3));
         return List.of(
-                new Periodic(heartbeat, heartbeat, this::heartbeat, true),
-                new Periodic(Duration.ZERO, rescueInterval, this::rescue, false));
+                new Periodic(heartbeat, heartbeat, leases::heartbeat, true),
+                new Periodic(Duration.ZERO, rescueInterval, leases::rescue, false));
     }
 
     // ------------------------------------------------------------------ claiming
@@ -328,18 +325,7 @@ public final class LeasedMode implements Mode {
         }
         room.recordClaim(System.nanoTime() - started);
         room.claimed(reserved, jobs.size());
-        return held(jobs);
-    }
-
-    /** {@code jobs}, just claimed, as held leases (heartbeated from now on), in claim order. */
-    private List<HeldJob> held(List<Job> jobs) {
-        List<HeldJob> claimed = new ArrayList<>(jobs.size());
-        for (Job job : jobs) {
-            HeldJob h = new HeldJob(job);
-            inFlight.put(job.leaseId(), h);
-            claimed.add(h);
-        }
-        return claimed;
+        return leases.hold(jobs);
     }
 
     private void wakeClaimersIfRoom() {
@@ -355,7 +341,7 @@ public final class LeasedMode implements Mode {
             // claimed ahead and not started before close(): it gives the job back
             room.ended();
             if (outlivedClose()) {
-                giveBack(held);
+                leases.giveBack(held);
             }
             return false;
         }
@@ -428,11 +414,11 @@ public final class LeasedMode implements Mode {
             if (!settled && !deferred && outlivedClose()) {
                 // close() has given back what it could and left this job to its handler: give it
                 // back now, as close() would have (the attempt was cut short by its interrupt)
-                giveBack(held);
+                leases.giveBack(held);
             } else if (!deferred && (settled || runtime.running())) {
                 // Keep an unsettled job only while stopping, for close() to give back; otherwise
                 // stop heartbeating it so that its lease expires and it is rescued.
-                inFlight.remove(job.leaseId(), held);
+                leases.forget(held);
             }
             room.recordRun(System.nanoTime() - started);
             room.ended();
@@ -485,60 +471,6 @@ public final class LeasedMode implements Mode {
         }
     }
 
-    // ------------------------------------------------------------------ maintenance
-
-    /** Extends every held lease in one statement; reports those found gone while their handler runs. */
-    private void heartbeat() {
-        List<HeldJob> holding = List.copyOf(inFlight.values());
-        if (holding.isEmpty()) {
-            return;
-        }
-        List<Job> jobs = new ArrayList<>(holding.size());
-        holding.forEach(h -> jobs.add(h.job));
-        Set<UUID> kept;
-        try {
-            kept = engine.leases.extendAll(jobs, lease);
-        } catch (RuntimeException e) {
-            settings.log()
-                    .warn(
-                            "heartbeat of {} jobs on queue {} failed; their leases expire unless a later heartbeat "
-                                    + "succeeds",
-                            holding.size(),
-                            settings.queue(),
-                            e);
-            return;
-        }
-        for (HeldJob h : holding) {
-            Job job = h.job;
-            // A row gone because this worker's completion just committed (the heartbeat may even
-            // have waited for that transaction) is no lost lease.
-            if (!kept.contains(job.leaseId()) && !h.completing && inFlight.remove(job.leaseId(), h)) {
-                engine.leases.lost(job);
-                settings.log()
-                        .warn(
-                                "lease of job {} ({}) on queue {}, attempt {}, was lost while its handler runs (expired "
-                                        + "and rescued, or cancelled); the job may run again elsewhere, and this run's "
-                                        + "completion will be rolled back",
-                                job.id(),
-                                job.kind(),
-                                job.queue(),
-                                job.attempts());
-            }
-        }
-    }
-
-    private void rescue() {
-        try {
-            int rescued = engine.maintenance.rescueExpired();
-            if (rescued > 0) {
-                settings.log().info("rescued {} jobs with expired leases", rescued);
-                runtime.wakeup().wake(Wakeup.Reason.INTERNAL);
-            }
-        } catch (RuntimeException e) {
-            settings.log().warn("rescuing expired leases failed", e);
-        }
-    }
-
     // ------------------------------------------------------------------ stopping
 
     /**
@@ -564,33 +496,21 @@ public final class LeasedMode implements Mode {
         // From now on a handler still running settles its own job when it ends.
         whenIdle = afterIdle;
         List<String> stuck = new ArrayList<>();
-        for (HeldJob h : inFlight.values()) {
+        for (HeldJob h : leases.all()) {
             if (h.handlerRunning) {
                 stuck.add("job " + h.job.id());
             } else if (!h.completing) {
-                giveBack(h);
+                leases.giveBack(h);
             }
         }
         idleAfterClose();
         return stuck.isEmpty() ? List.of() : List.of("handlers of " + String.join(", ", stuck));
     }
 
-    /** Gives a held job back (pending, attempt not counted), and stops heartbeating it. */
-    private void giveBack(HeldJob h) {
-        try {
-            engine.leases.release(h.job);
-        } catch (RuntimeException e) {
-            settings.log().warn("could not give job {} back at shutdown; its lease will expire", h.job.id(), e);
-        }
-        inFlight.remove(h.job.leaseId(), h);
-    }
-
     /** After close(): once no handler runs any more, the heartbeats stop. */
     private void idleAfterClose() {
         Runnable after = whenIdle;
-        if (after == null
-                || handlersRunning.get() > 0
-                || inFlight.values().stream().anyMatch(h -> h.handlerRunning)) {
+        if (after == null || handlersRunning.get() > 0 || leases.anyHandlerRunning()) {
             return;
         }
         synchronized (this) {
