@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingDeque;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntPredicate;
 
 /**
  * A leased worker's batched completion: the jobs whose handlers wrote nothing are completed in
@@ -27,6 +28,8 @@ final class Completer {
 
     private final WorkerRuntime runtime;
     private final HeldLeases leases;
+    /** Whether a backlog of that many completions may have held the claimers back. */
+    private final IntPredicate heldBackClaims;
     private final Duration linger;
     private final Thread thread;
     /** Jobs whose handlers ended without writing, waiting for the completer. */
@@ -34,9 +37,10 @@ final class Completer {
     /** False once close() has let the handlers end: the completer then drains and stops. */
     private volatile boolean accepting = true;
 
-    Completer(WorkerRuntime runtime, HeldLeases leases, Duration linger) {
+    Completer(WorkerRuntime runtime, HeldLeases leases, Duration linger, IntPredicate heldBackClaims) {
         this.runtime = runtime;
         this.leases = leases;
+        this.heldBackClaims = heldBackClaims;
         this.linger = linger;
         this.thread = runtime.thread(this::loop, "completer");
     }
@@ -95,11 +99,18 @@ final class Completer {
             batch.add(first);
             linger(batch);
             completions.drainTo(batch, MAX_BATCH - batch.size());
+            // every job added since the last batch is in this one or still waiting: at least the
+            // backlog any reservation read meanwhile
+            int backlogSeen = batch.size() + completions.size();
             List<HeldJob> later = splitRepeatedIds(batch);
             try {
                 complete(batch);
                 failures = 0;
-                runtime.wakeup().wake(Wakeup.Reason.INTERNAL); // the claimers may have waited for the backlog
+                if (heldBackClaims.test(backlogSeen)) {
+                    // the claimers may have waited for the backlog; otherwise a wake-up would
+                    // cost an empty claim per batch
+                    runtime.wakeup().wake(Wakeup.Reason.INTERNAL);
+                }
             } catch (RuntimeException e) {
                 failures++;
                 batch.forEach(h -> h.uncertain = true);

@@ -97,7 +97,7 @@ public final class LeasedMode implements Mode {
                 new LinkedBlockingQueue<>(),
                 r -> runtime.handlerThread(r, "handler"));
         this.leases = new HeldLeases(runtime, lease);
-        this.completer = new Completer(runtime, leases, completionLinger);
+        this.completer = new Completer(runtime, leases, completionLinger, this::backlogMayHaveHeldBack);
         this.room = new ClaimRoom(
                 settings.threads(),
                 claimers,
@@ -292,6 +292,8 @@ public final class LeasedMode implements Mode {
             claimSlots.release();
         }
         if (claimed.isEmpty()) {
+            // the thread waits for its next job from here: the claimers' turns report the same
+            runtime.observing().workerEvent(WorkerEvent.IDLE, settings.queue());
             return null;
         }
         runtime.foundJobs();
@@ -326,6 +328,11 @@ public final class LeasedMode implements Mode {
         room.recordClaim(System.nanoTime() - started);
         room.claimed(reserved, jobs.size());
         return leases.hold(jobs);
+    }
+
+    /** Whether that many completions waiting may have held the claimers back (the room is made after the completer). */
+    private boolean backlogMayHaveHeldBack(int waiting) {
+        return room.mayHaveHeldBack(waiting);
     }
 
     private void wakeClaimersIfRoom() {

@@ -19,11 +19,14 @@ import dev.locksmith.jobs.WakeUp;
 import dev.locksmith.observe.Observation;
 import dev.locksmith.observe.Operation;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -179,6 +182,126 @@ class JobWorkerTest extends DatabaseTest {
                 .as("threads that claimed after the worker went idle")
                 .isNotEmpty();
         assertThat(claimedOn.get(0)).isEqualTo(ranOn.get(0));
+    }
+
+    /**
+     * A job announced to an idle worker is claimed on a handler thread, which then looks for a
+     * next one; its batched completion wakes no claimer while the completion backlog held none
+     * back. An unconditional wake-up after each batch cost an empty claim on the claimer thread,
+     * a third statement per job while jobs come one at a time.
+     */
+    @Test
+    void aBatchedCompletionWakesNoClaimerWhileTheBacklogHeldNoneBack() throws Exception {
+        AtomicBoolean watching = new AtomicBoolean();
+        CountDownLatch claimerClaimed = new CountDownLatch(1);
+        Recorder recorder = new Recorder(1) {
+            @Override
+            public Observation start(Operation operation) {
+                if (operation instanceof Operation.ClaimJobs
+                        && watching.get()
+                        && Thread.currentThread().getName().contains("claimer")) {
+                    claimerClaimed.countDown();
+                }
+                return Observation.NONE;
+            }
+        };
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "batched", (job, tx) -> {})
+                .threads(2)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            await(recorder.listening, "LISTEN established");
+            await(recorder.idle, "worker idle");
+            watching.set(true);
+            // no in-process wake-up: the NOTIFY in the producer's transaction, as from another JVM
+            long id = new JobQueue(
+                            Locksmith.builder(pool).build(),
+                            JobQueueConfig.builder()
+                                    .wakeUp(WakeUp.IN_TRANSACTION)
+                                    .build())
+                    .enqueue(dsl, NewJob.of("batched", "k"));
+            await(recorder.completed, "job completed");
+            assertThat(events).contains("completed:" + id);
+            assertThat(claimerClaimed.await(2, TimeUnit.SECONDS))
+                    .as("a claim on the claimer thread after the job was announced, ran and was completed")
+                    .isFalse();
+        }
+    }
+
+    /**
+     * While the completion backlog is full the worker claims nothing; the batch that takes it
+     * down wakes the claimers. The first batch's completion is held until the handlers have
+     * filled the backlog and run every job claimed; with a 10-minute poll interval only that
+     * wake-up can start the jobs left.
+     */
+    @Test
+    void theBatchThatTakesAFullCompletionBacklogDownWakesTheClaimers() throws Exception {
+        int jobs = 4_000;
+        Object progress = new Object();
+        int[] counts = new int[2]; // claimed, ran; guarded by progress
+        AtomicInteger ranBeforeRelease = new AtomicInteger(-1);
+        AtomicBoolean first = new AtomicBoolean(true);
+        Recorder recorder = new Recorder(jobs) {
+            @Override
+            public void claimed(Job job) {
+                synchronized (progress) {
+                    counts[0]++;
+                    progress.notifyAll();
+                }
+            }
+
+            @Override
+            public Observation start(Operation operation) {
+                if (operation instanceof Operation.CompleteJobs c && first.getAndSet(false)) {
+                    // the backlog (1,000 jobs for two threads) is full once the handlers have run
+                    // this batch and 1,000 more; then they stop once every job claimed has run
+                    int full = c.jobs().size() + 1_000;
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    synchronized (progress) {
+                        long left;
+                        while ((counts[1] < full || counts[1] < counts[0])
+                                && (left = deadline - System.nanoTime()) > 0) {
+                            try {
+                                progress.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                break;
+                            }
+                        }
+                        ranBeforeRelease.set(counts[1]);
+                    }
+                }
+                return Observation.NONE;
+            }
+        };
+        List<NewJob> batch = new ArrayList<>();
+        for (int i = 0; i < jobs; i++) {
+            batch.add(NewJob.of("backlog", "k" + i));
+        }
+        queue.enqueueAll(dsl, batch);
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "backlog", (job, tx) -> {
+                            synchronized (progress) {
+                                counts[1]++;
+                                progress.notifyAll();
+                            }
+                        })
+                .threads(2)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            await(recorder.completed, "every job completed");
+        }
+        assertThat(ranBeforeRelease.get())
+                .as("jobs run before the first batch completed")
+                .isBetween(1_000, jobs - 1);
+        synchronized (progress) {
+            assertThat(counts[1]).isEqualTo(jobs);
+        }
+        assertThat(dsl.fetchCount(JOBS)).isZero();
     }
 
     @Test

@@ -30,6 +30,9 @@ public abstract class WorkerEvents implements LocksmithObserver {
     /** A waiting thread woke. */
     public void woke(Wake reason) {}
 
+    /** A claim statement returned the job. */
+    public void claimed(Job job) {}
+
     /** A job was completed, and it committed. */
     public void completed(Job job) {}
 
@@ -64,7 +67,7 @@ public abstract class WorkerEvents implements LocksmithObserver {
             case CANCELLED -> failed(job, FailResult.Outcome.CANCELLED);
             case LEASE_LOST -> leaseLost(job);
             case RELEASED -> released(job);
-            case CLAIMED -> {}
+            case CLAIMED -> claimed(job);
         }
     }
 }
