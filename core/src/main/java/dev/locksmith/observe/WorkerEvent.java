@@ -11,7 +11,10 @@ import java.util.Locale;
 public enum WorkerEvent {
     /** The worker's LISTEN connection is established: notifications can wake it from now on. */
     LISTENING,
-    /** A claim found fewer jobs than it asked for, and its thread is about to wait. */
+    /**
+     * A claim found fewer jobs than it asked for, and its thread is about to wait: a claimer's,
+     * or a {@code JobWorker} handler thread's that looked for its next job and found none.
+     */
     IDLE,
     /**
      * A waiting thread was woken by a {@code NOTIFY} for its queue, or an idle handler thread of a

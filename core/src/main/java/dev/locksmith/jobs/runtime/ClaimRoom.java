@@ -47,12 +47,6 @@ final class ClaimRoom {
     private final AtomicLong averageRunNanos = new AtomicLong(-1);
     /** A moving average of claim statements in nanoseconds; negative until one has returned. */
     private final AtomicLong averageClaimNanos = new AtomicLong(-1);
-    /**
-     * The largest limit (threads and prefetch allowance) a reservation has been computed with; it
-     * never decreases, and is raised before the reservation reads the completion backlog
-     * ({@link #mayHaveHeldBack}).
-     */
-    private final AtomicInteger largestLimit = new AtomicInteger();
 
     /**
      * @param threads handler threads
@@ -101,7 +95,7 @@ final class ClaimRoom {
         if (busy()) {
             return 0;
         }
-        int limit = limit();
+        int limit = threads + prefetchAllowance();
         int share = Math.min(Claim.MAX_LIMIT, (limit + claimers - 1) / claimers);
         while (true) {
             int taken = held.get();
@@ -125,7 +119,7 @@ final class ClaimRoom {
      * @return whether one job may be claimed ({@link #claimed} or {@link #failed} then follows)
      */
     boolean reserveOne() {
-        int limit = limit();
+        int limit = threads + prefetchAllowance();
         while (true) {
             int taken = held.get();
             if (taken >= limit || completionsWaiting.getAsInt() >= completionBacklog) {
@@ -137,30 +131,19 @@ final class ClaimRoom {
         }
     }
 
-    /** The threads and the prefetch allowance, recorded in {@link #largestLimit}. */
-    private int limit() {
-        int limit = threads + prefetchAllowance();
-        if (limit > largestLimit.get()) {
-            largestLimit.accumulateAndGet(limit, Math::max);
-        }
-        return limit;
-    }
-
     /**
-     * Whether a completion backlog of {@code waiting} jobs may have held a reservation back (made
-     * it smaller, or refused it): only then does a batch of completions that shrank the backlog
-     * need to wake the claimers. A reservation was held back only if the room the backlog left
-     * ({@code completionBacklog - waiting}) was below its limit, which {@link #largestLimit} bounds;
-     * {@code waiting} is to be at least any backlog a reservation read since the last such look
-     * (what the completer took for its batch and what it left waiting). A reservation raises the
-     * largest limit before it reads the backlog, so a look that misses its limit came before that
-     * read, which then found the backlog as that batch left it.
+     * Whether a completion backlog of {@code waiting} jobs refuses reservations: only then does a
+     * batch of completions that takes the backlog down need to wake the claimers. A reservation
+     * the backlog merely made smaller strands no one: a claimer's claim that filled claims again
+     * at once, and a handler thread's goes on claiming after its job. The completer passes at
+     * least any backlog a reservation read since its previous batch (what it took for this batch
+     * and what it left waiting), so the first batch after a refusal sees it.
      *
      * @param waiting the most jobs that can have waited for their completion since the last look
      * @return whether the claimers are to be woken once the batch has been completed
      */
-    boolean mayHaveHeldBack(int waiting) {
-        return waiting > completionBacklog - largestLimit.get();
+    boolean refuses(int waiting) {
+        return waiting >= completionBacklog;
     }
 
     /**

@@ -28,8 +28,9 @@ final class Completer {
 
     private final WorkerRuntime runtime;
     private final HeldLeases leases;
-    /** Whether a backlog of that many completions may have held the claimers back. */
-    private final IntPredicate heldBackClaims;
+    /** Whether a backlog of that many completions refuses the claimers' reservations. */
+    private final IntPredicate backlogRefuses;
+
     private final Duration linger;
     private final Thread thread;
     /** Jobs whose handlers ended without writing, waiting for the completer. */
@@ -37,10 +38,10 @@ final class Completer {
     /** False once close() has let the handlers end: the completer then drains and stops. */
     private volatile boolean accepting = true;
 
-    Completer(WorkerRuntime runtime, HeldLeases leases, Duration linger, IntPredicate heldBackClaims) {
+    Completer(WorkerRuntime runtime, HeldLeases leases, Duration linger, IntPredicate backlogRefuses) {
         this.runtime = runtime;
         this.leases = leases;
-        this.heldBackClaims = heldBackClaims;
+        this.backlogRefuses = backlogRefuses;
         this.linger = linger;
         this.thread = runtime.thread(this::loop, "completer");
     }
@@ -106,9 +107,10 @@ final class Completer {
             try {
                 complete(batch);
                 failures = 0;
-                if (heldBackClaims.test(backlogSeen)) {
-                    // the claimers may have waited for the backlog; otherwise a wake-up would
-                    // cost an empty claim per batch
+                if (backlogRefuses.test(backlogSeen) || keyed(batch)) {
+                    // the claimers may have waited for the backlog, or for these jobs' keys (the
+                    // next job of an ordering key, a concurrency key's slot); otherwise a
+                    // wake-up would cost an empty claim per batch
                     runtime.wakeup().wake(Wakeup.Reason.INTERNAL);
                 }
             } catch (RuntimeException e) {
@@ -134,6 +136,16 @@ final class Completer {
             }
             batch.clear();
         }
+    }
+
+    /** Whether a job of {@code batch} has an ordering or concurrency key, which its end frees. */
+    private static boolean keyed(List<HeldJob> batch) {
+        for (HeldJob h : batch) {
+            if (h.job.orderingKey() != null || h.job.concurrencyKey() != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -97,7 +97,7 @@ public final class LeasedMode implements Mode {
                 new LinkedBlockingQueue<>(),
                 r -> runtime.handlerThread(r, "handler"));
         this.leases = new HeldLeases(runtime, lease);
-        this.completer = new Completer(runtime, leases, completionLinger, this::backlogMayHaveHeldBack);
+        this.completer = new Completer(runtime, leases, completionLinger, this::backlogRefuses);
         this.room = new ClaimRoom(
                 settings.threads(),
                 claimers,
@@ -330,9 +330,9 @@ public final class LeasedMode implements Mode {
         return leases.hold(jobs);
     }
 
-    /** Whether that many completions waiting may have held the claimers back (the room is made after the completer). */
-    private boolean backlogMayHaveHeldBack(int waiting) {
-        return room.mayHaveHeldBack(waiting);
+    /** Whether that many completions waiting refuse the claimers (the room is made after the completer). */
+    private boolean backlogRefuses(int waiting) {
+        return room.refuses(waiting);
     }
 
     private void wakeClaimersIfRoom() {

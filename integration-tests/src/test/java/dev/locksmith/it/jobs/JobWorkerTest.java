@@ -231,10 +231,11 @@ class JobWorkerTest extends DatabaseTest {
     }
 
     /**
-     * While the completion backlog is full the worker claims nothing; the batch that takes it
-     * down wakes the claimers. The first batch's completion is held until the handlers have
-     * filled the backlog and run every job claimed; with a 10-minute poll interval only that
-     * wake-up can start the jobs left.
+     * While the completion backlog is full the worker claims nothing; the first batch that finds
+     * it full (here the second: the first, held, measured its backlog before it filled) wakes the
+     * claimers once it has been completed. The first batch's completion is held until the
+     * handlers have filled the backlog and run every job claimed; with a 10-minute poll interval
+     * only that wake-up can start the jobs left.
      */
     @Test
     void theBatchThatTakesAFullCompletionBacklogDownWakesTheClaimers() throws Exception {
@@ -293,7 +294,10 @@ class JobWorkerTest extends DatabaseTest {
                 .minPollInterval(Duration.ofMinutes(10))
                 .build()
                 .start()) {
-            await(recorder.completed, "every job completed");
+            // the first batch may be held up to 30 s on a slow machine: time for the rest after it
+            assertThat(recorder.completed.await(120, TimeUnit.SECONDS))
+                    .as("every job completed")
+                    .isTrue();
         }
         assertThat(ranBeforeRelease.get())
                 .as("jobs run before the first batch completed")
@@ -302,6 +306,81 @@ class JobWorkerTest extends DatabaseTest {
             assertThat(counts[1]).isEqualTo(jobs);
         }
         assertThat(dsl.fetchCount(JOBS)).isZero();
+    }
+
+    /**
+     * The next job of an ordering key, or of a concurrency key at its limit, becomes claimable
+     * when its predecessor's completion commits: a batch that completed a keyed job wakes the
+     * claimers, whatever the backlog. Each batch here is held until a claim made after the job
+     * ran (the handler thread's look for a next one, or the claimer's in its place) found none:
+     * the key's next job is not claimable yet. With a 10-minute poll interval only those
+     * wake-ups can start the key's next jobs.
+     */
+    @Test
+    void aBatchThatCompletedAKeyedJobWakesTheClaimersForTheKeysNextJob() throws Exception {
+        queue.concurrencyLimits().set(dsl, "chain-c", "solo", 1);
+        runsInTurn(
+                "chain-o",
+                i -> NewJob.builder("chain-o", "k").orderingKey("in-order").build());
+        runsInTurn(
+                "chain-c",
+                i -> NewJob.builder("chain-c", "k").concurrencyKey("solo").build());
+    }
+
+    /** Three jobs of one key, run in turn by a worker of one thread. */
+    private void runsInTurn(String queueName, java.util.function.IntFunction<NewJob> job) throws Exception {
+        events.clear();
+        List<String> inTurn = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            inTurn.add("completed:" + queue.enqueue(dsl, job.apply(i)));
+        }
+        Object progress = new Object();
+        long[] lastRun = {-1}; // guarded by progress
+        long[] idleAfter = {-1}; // guarded by progress
+        Recorder recorder = new Recorder(3) {
+            @Override
+            public void idle() {
+                // the handler thread's look after the job, or the claimer's claim in its place
+                synchronized (progress) {
+                    idleAfter[0] = lastRun[0];
+                    progress.notifyAll();
+                }
+            }
+
+            @Override
+            public Observation start(Operation operation) {
+                if (operation instanceof Operation.CompleteJobs c) {
+                    long id = c.jobs().get(c.jobs().size() - 1).id();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    synchronized (progress) {
+                        long left;
+                        while (idleAfter[0] != id && (left = deadline - System.nanoTime()) > 0) {
+                            try {
+                                progress.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                break;
+                            }
+                        }
+                    }
+                }
+                return Observation.NONE;
+            }
+        };
+        try (JobWorker worker = JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), queueName, (j, tx) -> {
+                            synchronized (progress) {
+                                lastRun[0] = j.id();
+                            }
+                        })
+                .threads(1)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10))
+                .build()
+                .start()) {
+            await(recorder.completed, "the key's jobs completed on " + queueName);
+        }
+        assertThat(events).containsSubsequence(inTurn);
     }
 
     @Test
