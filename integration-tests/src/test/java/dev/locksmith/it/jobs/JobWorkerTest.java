@@ -99,6 +99,20 @@ class JobWorkerTest extends DatabaseTest {
         return (job, tx) -> tx.execute("INSERT INTO worker_results VALUES (?)", job.id());
     }
 
+    /**
+     * A started worker of {@code threads} threads whose poll is ten minutes away: only a
+     * notification, or the worker itself, makes it claim after its first claims.
+     */
+    private JobWorker quietWorker(Recorder recorder, String queueName, int threads, JobHandler handler) {
+        return JobWorker.builder(
+                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), queueName, handler)
+                .threads(threads)
+                .pollInterval(Duration.ofMinutes(10))
+                .minPollInterval(Duration.ofMinutes(10)) // no adaptive poll before LISTEN is up
+                .build()
+                .start();
+    }
+
     private static void await(CountDownLatch latch, String what) throws InterruptedException {
         assertThat(latch.await(30, TimeUnit.SECONDS)).as(what).isTrue();
     }
@@ -106,13 +120,7 @@ class JobWorkerTest extends DatabaseTest {
     @Test
     void notifyWakesAnIdleWorkerLongBeforeItsPollInterval() throws Exception {
         Recorder recorder = new Recorder(1);
-        try (JobWorker worker = JobWorker.builder(
-                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "notify", recordingHandler())
-                .threads(2)
-                .pollInterval(Duration.ofMinutes(10))
-                .minPollInterval(Duration.ofMinutes(10)) // no adaptive poll before LISTEN is up
-                .build()
-                .start()) {
+        try (JobWorker worker = quietWorker(recorder, "notify", 2, recordingHandler())) {
             await(recorder.listening, "LISTEN established");
             await(recorder.idle, "worker idle");
 
@@ -155,13 +163,7 @@ class JobWorkerTest extends DatabaseTest {
             }
         };
         JobHandler handler = (job, tx) -> ranOn.add(Thread.currentThread().getName());
-        try (JobWorker worker = JobWorker.builder(
-                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "handed", handler)
-                .threads(2)
-                .pollInterval(Duration.ofMinutes(10))
-                .minPollInterval(Duration.ofMinutes(10))
-                .build()
-                .start()) {
+        try (JobWorker worker = quietWorker(recorder, "handed", 2, handler)) {
             await(recorder.listening, "LISTEN established");
             await(recorder.idle, "worker idle");
             claimedOn.clear();
@@ -205,13 +207,7 @@ class JobWorkerTest extends DatabaseTest {
                 return Observation.NONE;
             }
         };
-        try (JobWorker worker = JobWorker.builder(
-                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "batched", (job, tx) -> {})
-                .threads(2)
-                .pollInterval(Duration.ofMinutes(10))
-                .minPollInterval(Duration.ofMinutes(10))
-                .build()
-                .start()) {
+        try (JobWorker worker = quietWorker(recorder, "batched", 2, (job, tx) -> {})) {
             await(recorder.listening, "LISTEN established");
             await(recorder.idle, "worker idle");
             watching.set(true);
@@ -282,18 +278,12 @@ class JobWorkerTest extends DatabaseTest {
             batch.add(NewJob.of("backlog", "k" + i));
         }
         queue.enqueueAll(dsl, batch);
-        try (JobWorker worker = JobWorker.builder(
-                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), "backlog", (job, tx) -> {
-                            synchronized (progress) {
-                                counts[1]++;
-                                progress.notifyAll();
-                            }
-                        })
-                .threads(2)
-                .pollInterval(Duration.ofMinutes(10))
-                .minPollInterval(Duration.ofMinutes(10))
-                .build()
-                .start()) {
+        try (JobWorker worker = quietWorker(recorder, "backlog", 2, (job, tx) -> {
+            synchronized (progress) {
+                counts[1]++;
+                progress.notifyAll();
+            }
+        })) {
             // the first batch may be held up to 30 s on a slow machine: time for the rest after it
             assertThat(recorder.completed.await(120, TimeUnit.SECONDS))
                     .as("every job completed")
@@ -367,17 +357,11 @@ class JobWorkerTest extends DatabaseTest {
                 return Observation.NONE;
             }
         };
-        try (JobWorker worker = JobWorker.builder(
-                        new JobQueue(Locksmith.builder(pool).observer(recorder).build()), queueName, (j, tx) -> {
-                            synchronized (progress) {
-                                lastRun[0] = j.id();
-                            }
-                        })
-                .threads(1)
-                .pollInterval(Duration.ofMinutes(10))
-                .minPollInterval(Duration.ofMinutes(10))
-                .build()
-                .start()) {
+        try (JobWorker worker = quietWorker(recorder, queueName, 1, (j, tx) -> {
+            synchronized (progress) {
+                lastRun[0] = j.id();
+            }
+        })) {
             await(recorder.completed, "the key's jobs completed on " + queueName);
         }
         assertThat(events).containsSubsequence(inTurn);
