@@ -113,6 +113,20 @@ class JobWorkerTest extends DatabaseTest {
                 .start();
     }
 
+    /** Waits on {@code monitor}, which the caller holds, until {@code done} or 30 s have passed. */
+    private static void waitOn(Object monitor, java.util.function.BooleanSupplier done) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long left;
+        while (!done.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
+            try {
+                monitor.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
     private static void await(CountDownLatch latch, String what) throws InterruptedException {
         assertThat(latch.await(30, TimeUnit.SECONDS)).as(what).isTrue();
     }
@@ -255,18 +269,8 @@ class JobWorkerTest extends DatabaseTest {
                     // the backlog (1,000 jobs for two threads) is full once the handlers have run
                     // this batch and 1,000 more; then they stop once every job claimed has run
                     int full = c.jobs().size() + 1_000;
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     synchronized (progress) {
-                        long left;
-                        while ((counts[1] < full || counts[1] < counts[0])
-                                && (left = deadline - System.nanoTime()) > 0) {
-                            try {
-                                progress.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                                break;
-                            }
-                        }
+                        waitOn(progress, () -> counts[1] >= full && counts[1] >= counts[0]);
                         ranBeforeRelease.set(counts[1]);
                     }
                 }
@@ -341,17 +345,8 @@ class JobWorkerTest extends DatabaseTest {
             public Observation start(Operation operation) {
                 if (operation instanceof Operation.CompleteJobs c) {
                     long id = c.jobs().get(c.jobs().size() - 1).id();
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     synchronized (progress) {
-                        long left;
-                        while (idleAfter[0] != id && (left = deadline - System.nanoTime()) > 0) {
-                            try {
-                                progress.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                                break;
-                            }
-                        }
+                        waitOn(progress, () -> idleAfter[0] == id);
                     }
                 }
                 return Observation.NONE;
